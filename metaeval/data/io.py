@@ -1,0 +1,128 @@
+"""Reading and writing TREC run and qrels files (plain or gzip)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import warnings
+from collections import Counter
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pyarrow.compute as pc
+
+from metaeval.data._parse import parse_table
+from metaeval.data.errors import TrecFormatError
+from metaeval.data.qrels import Qrels
+from metaeval.data.run import Run, RunSet, _check_ties
+
+PathLike = str | os.PathLike
+
+
+def read_qrels(path: PathLike) -> Qrels:
+    """Read a TREC qrels file: ``topic iteration doc grade`` per line, whitespace-separated.
+
+    The iteration column is ignored. A negative grade means "pooled but not judged" (kept as
+    -1, as trec_eval does). Raises :class:`TrecFormatError` naming the file and line for a wrong
+    number of fields (with a hint when the file looks like a run), a non-integer grade, or the
+    same document judged twice with different grades; exact duplicate lines are merged with a
+    warning.
+    """
+    table, line_of = parse_table(path, kind="qrels")
+    return Qrels(table["topic"], table["doc"], table["grade"].to_numpy(),
+                 source=Path(path), _line_of=line_of)
+
+
+def read_run(path: PathLike, *, name: str | None = None, ties: str = "trec_eval") -> Run:
+    """Read a TREC run file: ``topic Q0 doc rank score tag`` per line, whitespace-separated.
+
+    The run is named by its tag column (``name`` overrides it). A file whose lines carry
+    several tags is read as one run named by the first tag, with a warning. Ranking order
+    follows trec_eval (see :class:`Run`); the rank column is ignored.
+    """
+    _check_ties(ties)
+    table, line_of = parse_table(path, kind="run")
+    tags = table["tag"]
+    first = tags[0].as_py()
+    if name is None:
+        changed = pc.not_equal(tags, first).to_numpy(zero_copy_only=False)
+        if changed.any():
+            row = int(np.flatnonzero(changed)[0])
+            warnings.warn(f"{path}: several run tags in one file (first {first!r}, then "
+                          f"{tags[row].as_py()!r} at line {line_of(row)}); read as one run named "
+                          f"{first!r}", stacklevel=2)
+        name = first
+    return Run(name, table["topic"], table["doc"], table["score"].to_numpy(),
+               ties=ties, source=Path(path), _line_of=line_of)
+
+
+def read_runs(paths: Iterable[PathLike], *, ties: str = "trec_eval") -> RunSet:
+    """Read several run files into a :class:`RunSet`.
+
+    Runs are named by their tags. Two files with the same tag are kept apart: each such run is
+    renamed ``"tag (file name)"`` with a warning, so no run silently replaces another.
+    """
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise ValueError("paths is empty: give at least one run file")
+    # Decompression and Arrow parsing release the GIL, so threads overlap files.
+    with ThreadPoolExecutor(max_workers=min(4, len(paths), os.cpu_count() or 1)) as pool:
+        runs = list(pool.map(lambda p: read_run(p, ties=ties), paths))
+    counts = Counter(r.name for r in runs)
+    clashes = {n for n, c in counts.items() if c > 1}
+    if clashes:
+        warnings.warn(f"several files carry the run tag(s) {sorted(clashes)}; those runs are "
+                      "named 'tag (file name)' to keep them apart", stacklevel=2)
+        runs = [r.renamed(f"{r.name} ({p.name})") if r.name in clashes else r
+                for r, p in zip(runs, paths)]
+        counts = Counter(r.name for r in runs)
+        if any(c > 1 for c in counts.values()):  # same file name in different folders
+            runs = [r.renamed(f"{r.name.rsplit(' (', 1)[0]} ({p})") if counts[r.name] > 1 else r
+                    for r, p in zip(runs, paths)]
+    return RunSet(runs)
+
+
+def _open_for_writing(path: PathLike):
+    path = Path(path)
+    return gzip.open(path, "wt") if path.suffix == ".gz" else open(path, "w")
+
+
+def write_qrels(qrels: Qrels, path: PathLike) -> None:
+    """Write TREC qrels (``topic 0 doc grade``); a ``.gz`` suffix writes gzip."""
+    frame = qrels.to_df()
+    with _open_for_writing(path) as fh:
+        frame.assign(iteration=0)[["topic", "iteration", "doc", "grade"]].to_csv(
+            fh, sep=" ", header=False, index=False)
+
+
+def write_run(run: Run, path: PathLike) -> None:
+    """Write a TREC run (``topic Q0 doc rank score tag``) in ranking order.
+
+    Scores are written with 17 significant digits so that reading the file back gives the same
+    doubles, hence the same ranking.
+    """
+    frame = run.to_df()
+    frame["q0"] = "Q0"
+    frame["tag"] = run.name.replace(" ", "_")
+    frame["score"] = np.char.mod("%.17g", frame["score"].to_numpy())
+    with _open_for_writing(path) as fh:
+        frame[["topic", "q0", "doc", "rank", "score", "tag"]].to_csv(
+            fh, sep=" ", header=False, index=False)
+
+
+def write_runs(runs: RunSet, folder: PathLike) -> list[Path]:
+    """Write every run of a RunSet to ``folder/<name>.run``; returns the paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for run in runs:
+        path = folder / f"{run.name.replace('/', '_').replace(' ', '_')}.run"
+        write_run(run, path)
+        out.append(path)
+    return out
+
+
+__all__ = ["read_qrels", "read_run", "read_runs", "write_qrels", "write_run", "write_runs",
+           "TrecFormatError"]

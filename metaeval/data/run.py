@@ -1,0 +1,223 @@
+"""System runs: ranked lists of documents per topic."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metaeval.data.errors import TrecFormatError
+from metaeval.data._arrow import as_string_array, blocks, pair_keys
+from metaeval.data.qrels import _DOC_ALIASES, _TOPIC_ALIASES, _pick
+
+TIES = ("trec_eval", "input")
+_SCORE_ALIASES = ("score", "sim")
+
+
+def _check_ties(ties: str) -> None:
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
+
+
+class Run:
+    """One system's ranked lists, one per topic it answered.
+
+    Documents are held in *ranking order*: per topic, by score descending, and for equal scores
+    by document id descending (trec_eval's ``strcmp`` order; ``ties="trec_eval"``, the default)
+    or in the order they were given (``ties="input"``). The rank column of a TREC file is
+    ignored, as trec_eval ignores it (METHODS.md §0, §6.0).
+
+    Build one with :func:`metaeval.read_run`, :meth:`from_df` or :meth:`from_dict`.
+    """
+
+    def __init__(self, name: str, topics, docs, scores, *, ties: str = "trec_eval",
+                 source: str | Path | None = None, _line_of=None):
+        _check_ties(ties)
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        scores = np.asarray(scores, dtype=np.float64)
+        table = pa.table({"topic": as_string_array(topics), "doc": as_string_array(docs),
+                          "score": pa.array(scores), "row": pa.array(np.arange(len(scores)))})
+        if table.num_rows == 0:
+            raise TrecFormatError(source, None, f"run {name!r} has no ranked documents")
+        bad = ~np.isfinite(scores)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise TrecFormatError(source, _line_of(i) if _line_of else None,
+                                  f"score {scores[i]!r} is not finite (NaN or infinity)")
+        keys = [("topic", "ascending"), ("score", "descending")]
+        if ties == "trec_eval":
+            keys.append(("doc", "descending"))
+        # Arrow's sort is stable, so ties="input" keeps file order among equal scores.
+        table = table.take(pc.sort_indices(table, sort_keys=keys))
+        self._check_duplicates(table, name, source, _line_of)
+        self.name = name
+        self.ties = ties
+        self.source = source
+        self._topic = table["topic"].combine_chunks()
+        self._doc = table["doc"].combine_chunks()
+        self._score = table["score"].to_numpy()
+        self._topics, self._offsets = blocks(self._topic)
+
+    @staticmethod
+    def _check_duplicates(table: pa.Table, name, source, line_of) -> None:
+        key = pair_keys(table["topic"].combine_chunks(), table["doc"].combine_chunks())
+        order = np.argsort(key, kind="stable")
+        dup = np.flatnonzero(key[order][1:] == key[order][:-1])
+        if len(dup):
+            rows = table["row"].to_numpy()
+            a, b = sorted((int(rows[order[dup[0]]]), int(rows[order[dup[0] + 1]])))
+            i = int(order[dup[0]])
+            topic, doc = table["topic"][i].as_py(), table["doc"][i].as_py()
+            where = f" (first at line {line_of(a)})" if line_of else ""
+            raise TrecFormatError(source, line_of(b) if line_of else None,
+                                  f"run {name!r}: document {doc!r} is ranked twice for "
+                                  f"topic {topic!r}{where}")
+
+    # ---------------------------------------------------------------- construction
+    @classmethod
+    def from_df(cls, frame: pd.DataFrame, name: str | None = None, *, topic: str | None = None,
+                doc: str | None = None, score: str | None = None, ties: str = "trec_eval") -> Run:
+        """From a DataFrame with topic, document and score columns.
+
+        ``name`` defaults to the single value of a ``run``/``tag`` column when there is one.
+        """
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+        if name is None:
+            for col in ("run", "tag", "name"):
+                if col in frame.columns and frame[col].nunique() == 1:
+                    name = str(frame[col].iloc[0])
+                    break
+            else:
+                raise ValueError("name is required: the table has no single-valued run/tag column")
+        tcol = _pick(frame, topic, _TOPIC_ALIASES, "topic")
+        dcol = _pick(frame, doc, _DOC_ALIASES, "document")
+        scol = _pick(frame, score, _SCORE_ALIASES, "score")
+        values = pd.to_numeric(frame[scol], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        if np.isnan(values).any():
+            i = int(np.flatnonzero(np.isnan(values))[0])
+            raise ValueError(f"score column {scol!r}, row {i}: {frame[scol].iloc[i]!r} is not a number")
+        return cls(name, frame[tcol].to_numpy(), frame[dcol].to_numpy(), values, ties=ties)
+
+    @classmethod
+    def from_dict(cls, scores: Mapping[str, Mapping[str, float]], name: str, *,
+                  ties: str = "trec_eval") -> Run:
+        """From ``{topic: {doc: score}}`` (the pytrec_eval / ir_measures shape)."""
+        if not isinstance(scores, Mapping):
+            raise TypeError(f"scores must be a mapping topic -> {{doc: score}}, got {type(scores).__name__}")
+        rows = [(str(t), str(d), s) for t, docs in scores.items() for d, s in docs.items()]
+        return cls.from_df(pd.DataFrame(rows, columns=["topic", "doc", "score"]), name, ties=ties)
+
+    # ---------------------------------------------------------------- views
+    @property
+    def topics(self) -> np.ndarray:
+        """Sorted ids of the topics this run answered."""
+        return self._topics
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """``offsets[t]:offsets[t+1]`` is topic t's ranked list."""
+        return self._offsets
+
+    @property
+    def docs(self) -> pa.Array:
+        """Document ids in ranking order, topic by topic."""
+        return self._doc
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self._score
+
+    def __len__(self) -> int:
+        return len(self._score)
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, {len(self._topics)} topics, {len(self)} documents)"
+
+    def to_df(self) -> pd.DataFrame:
+        """``topic, doc, rank, score`` in ranking order, rank starting at 1 per topic."""
+        ranks = np.arange(len(self)) - np.repeat(self._offsets[:-1], np.diff(self._offsets)) + 1
+        return pd.DataFrame({"topic": np.repeat(self._topics, np.diff(self._offsets)),
+                             "doc": self._doc.to_numpy(zero_copy_only=False).astype(object),
+                             "rank": ranks, "score": self._score})
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{topic: {doc: score}}``."""
+        docs = self._doc.to_pylist()
+        scores = self._score.tolist()
+        return {str(t): dict(zip(docs[a:b], scores[a:b]))
+                for t, a, b in zip(self._topics, self._offsets[:-1], self._offsets[1:])}
+
+    def renamed(self, name: str) -> Run:
+        """The same run under another name (the data is shared, not copied)."""
+        new = object.__new__(Run)
+        new.__dict__.update(self.__dict__)
+        new.name = name
+        return new
+
+
+class RunSet:
+    """An ordered collection of runs with unique names."""
+
+    def __init__(self, runs: Iterable[Run]):
+        self._runs: list[Run] = []
+        seen: dict[str, int] = {}
+        for run in runs:
+            if not isinstance(run, Run):
+                raise TypeError(f"RunSet holds Run objects, got {type(run).__name__}")
+            if run.name in seen:
+                raise ValueError(f"two runs are named {run.name!r}; run names must be unique "
+                                 "(read_runs renames runs whose files carry the same tag)")
+            seen[run.name] = len(self._runs)
+            self._runs.append(run)
+        if not self._runs:
+            raise ValueError("a RunSet needs at least one run")
+        self._index = seen
+
+    @classmethod
+    def from_df(cls, frame: pd.DataFrame, *, run: str = "run", ties: str = "trec_eval",
+                **columns) -> RunSet:
+        """From one DataFrame holding several runs, told apart by the ``run`` column."""
+        if run not in frame.columns:
+            raise ValueError(f"no {run!r} column to tell the runs apart (columns: {list(frame.columns)})")
+        return cls(Run.from_df(part, str(name), ties=ties, **columns)
+                   for name, part in frame.groupby(run, sort=False))
+
+    @classmethod
+    def from_dict(cls, runs: Mapping[str, Mapping[str, Mapping[str, float]]], *,
+                  ties: str = "trec_eval") -> RunSet:
+        """From ``{run_name: {topic: {doc: score}}}``."""
+        return cls(Run.from_dict(scores, name, ties=ties) for name, scores in runs.items())
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self._runs]
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def __iter__(self) -> Iterator[Run]:
+        return iter(self._runs)
+
+    def __getitem__(self, key: int | str) -> Run:
+        if isinstance(key, str):
+            if key not in self._index:
+                raise KeyError(f"no run named {key!r}; runs: {self.names}")
+            return self._runs[self._index[key]]
+        return self._runs[key]
+
+    def __repr__(self) -> str:
+        return f"RunSet({len(self)} runs: {', '.join(self.names[:5])}{', ...' if len(self) > 5 else ''})"
+
+    def to_df(self) -> pd.DataFrame:
+        """All runs in one table: ``run, topic, doc, rank, score``."""
+        return pd.concat([r.to_df().assign(run=r.name) for r in self._runs], ignore_index=True)[
+            ["run", "topic", "doc", "rank", "score"]]
+
+    def to_dict(self) -> dict[str, dict[str, dict[str, float]]]:
+        return {r.name: r.to_dict() for r in self._runs}

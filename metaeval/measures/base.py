@@ -1,0 +1,265 @@
+"""How a measure is declared, registered, named and parsed.
+
+A measure is a frozen dataclass whose fields are its parameters, registered with
+:func:`register`, with one vectorised method :meth:`Measure._compute` from an
+:class:`~metaeval.engine.EvalTensor` to an (S runs x T topics) array of per-topic scores.
+
+Names follow ir_measures: ``AP``, ``P@10``, ``AP(rel=2)``, ``P(rel=2)@10``,
+``nDCG(gain=exp)@20``, ``GAP(g=(0.1,0.9))``; a trailing ``'`` after the name selects the
+condensed-list (judged documents only) variant, ``AP'``, ``nDCG'@10``. Every measure gets that
+variant for free: it is the same computation on :meth:`EvalTensor.condensed`.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import re
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+import numpy as np
+
+from metaeval.engine import EvalTensor
+
+_REGISTRY: dict[str, type[Measure]] = {}
+_ALIASES: dict[str, str] = {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Measure:
+    """Base class of every measure.
+
+    Subclasses set the class attributes below, declare their parameters as dataclass fields
+    (with defaults), and implement :meth:`_compute`. Parameter checks go in :meth:`_validate`.
+
+    Attributes
+    ----------
+    judged_only : bool
+        Condensed-list variant (Sakai SIGIR 2007): unjudged documents are removed from every
+        ranking before the measure is computed. Written as a ``'`` after the name.
+    """
+
+    judged_only: bool = False
+
+    #: Name in measure strings, e.g. "AP".
+    name: ClassVar[str] = ""
+    #: Field written after "@" (e.g. "cutoff" for P@10), or None.
+    cutoff_field: ClassVar[str | None] = None
+    #: Whether the cutoff must be given (P needs one, nDCG does not).
+    cutoff_required: ClassVar[bool] = False
+    #: Smallest and largest possible per-topic value.
+    bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    #: True when the measure is divided by what an ideal ranking achieves (AP, nDCG, R-prec...).
+    recall_normalised: ClassVar[bool] = False
+    #: One-line formula and the paper, shown by ``metaeval measures``.
+    formula: ClassVar[str] = ""
+    reference: ClassVar[str] = ""
+
+    def __post_init__(self):
+        if not isinstance(self.judged_only, bool):
+            raise TypeError(f"judged_only must be a bool, got {self.judged_only!r}")
+        if self.cutoff_field is not None:
+            k = getattr(self, self.cutoff_field)
+            if k is None and self.cutoff_required:
+                raise ValueError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
+            if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
+                raise ValueError(f"{self.name}: cutoff must be a positive integer, got {k!r}")
+        self._validate()
+
+    def _validate(self) -> None:
+        """Check parameter values; raise ValueError naming the parameter."""
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        raise NotImplementedError
+
+    def compute(self, tensor: EvalTensor) -> np.ndarray:
+        """Per-topic scores, an (S, T) float array, for every run and topic of ``tensor``."""
+        view = tensor.condensed() if self.judged_only else tensor
+        values = np.asarray(self._compute(view), dtype=np.float64)
+        if values.shape != (tensor.n_runs, tensor.n_topics):
+            raise RuntimeError(f"{self}: _compute returned shape {values.shape}, expected "
+                               f"{(tensor.n_runs, tensor.n_topics)}")
+        return values
+
+    __call__ = compute
+
+    # ---------------------------------------------------------------- naming
+    @classmethod
+    def params(cls) -> list[dataclasses.Field]:
+        """The parameter fields (judged_only and the cutoff excluded)."""
+        return [f for f in fields(cls) if f.name != "judged_only" and f.name != cls.cutoff_field]
+
+    def __str__(self) -> str:
+        text = self.name + ("'" if self.judged_only else "")
+        shown = []
+        for f in self.params():
+            value = getattr(self, f.name)
+            if value != _default(f):
+                shown.append(f"{f.name}={_format_value(value)}")
+        if shown:
+            text += "(" + ",".join(shown) + ")"
+        if self.cutoff_field is not None and getattr(self, self.cutoff_field) is not None:
+            text += f"@{getattr(self, self.cutoff_field)}"
+        return text
+
+    def condensed(self) -> Measure:
+        """The condensed-list (judged only) variant of this measure."""
+        return dataclasses.replace(self, judged_only=True)
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return repr(float(value))
+    if isinstance(value, str):
+        return value if re.fullmatch(r"[A-Za-z_][\w.\-]*", value) else repr(value)
+    if isinstance(value, tuple):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+            return "{" + ",".join(f"{_format_value(k)}:{_format_value(v)}" for k, v in value) + "}"
+        inner = ",".join(_format_value(v) for v in value)
+        return "(" + inner + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{_format_value(k)}:{_format_value(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+# -------------------------------------------------------------------- registry
+def register(cls: type[Measure] | None = None, *, aliases: tuple[str, ...] = ()):
+    """Class decorator: make a :class:`Measure` subclass known by its ``name`` (and aliases)."""
+
+    def wrap(klass: type[Measure]) -> type[Measure]:
+        if not (inspect.isclass(klass) and issubclass(klass, Measure)):
+            raise TypeError(f"register() takes a Measure subclass, got {klass!r}")
+        if not klass.name or not re.fullmatch(r"[A-Za-z_][\w.]*", klass.name):
+            raise ValueError(f"{klass.__name__}.name must be an identifier, got {klass.name!r}")
+        if not dataclasses.is_dataclass(klass) or "__dataclass_fields__" not in klass.__dict__:
+            raise TypeError(f"{klass.__name__} must be decorated with "
+                            "@dataclass(frozen=True, kw_only=True)")
+        for name in (klass.name, *aliases):
+            owner = _REGISTRY.get(name) or _REGISTRY.get(_ALIASES.get(name, ""))
+            if owner is not None and owner.__qualname__ != klass.__qualname__:
+                raise ValueError(f"a measure named {name!r} is already registered ({owner.__qualname__})")
+        _REGISTRY[klass.name] = klass
+        for alias in aliases:
+            _ALIASES[alias] = klass.name
+        return klass
+
+    return wrap if cls is None else wrap(cls)
+
+
+def registered() -> dict[str, type[Measure]]:
+    """Every registered measure class by name (built-ins, plugins, entry points)."""
+    from metaeval.measures.plugins import load_entry_points
+
+    load_entry_points()
+    return dict(sorted(_REGISTRY.items(), key=lambda kv: kv[0].lower()))
+
+
+# -------------------------------------------------------------------- parsing
+_NAME_RE = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.]*?)(?P<prime>')?\s*(?:\((?P<params>.*)\))?"
+                      r"\s*(?:@\s*(?P<cutoff>[^@()]+))?\s*$")
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text  # a bare word such as gain=exp
+
+
+def parse_measure(text: str | Measure) -> Measure:
+    """Parse a measure name such as ``"nDCG(gain=exp)@10"`` or ``"AP'"`` into a Measure.
+
+    Raises ValueError naming the unknown measure or parameter and listing what is allowed.
+    """
+    if isinstance(text, Measure):
+        return text
+    if not isinstance(text, str):
+        raise TypeError(f"a measure is a string or a Measure, got {type(text).__name__}")
+    match = _NAME_RE.match(text)
+    if not match:
+        raise ValueError(f"cannot parse measure {text!r}: expected NAME['][(param=value,...)][@k]")
+    reg = registered()
+    name = _ALIASES.get(match["name"], match["name"])
+    if name not in reg:
+        close = [n for n in reg if n.lower() == name.lower()]
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"unknown measure {match['name']!r}{hint} Known: {', '.join(reg)}")
+    cls = reg[name]
+    kwargs: dict[str, Any] = {}
+    allowed = {f.name for f in cls.params()}
+    for part in _split_top_level(match["params"] or ""):
+        if "=" not in part:
+            raise ValueError(f"{text!r}: parameter {part!r} must be written name=value")
+        key, value = (s.strip() for s in part.split("=", 1))
+        if key not in allowed:
+            raise ValueError(f"{text!r}: {cls.name} has no parameter {key!r}; "
+                             f"parameters: {sorted(allowed) or 'none'}")
+        kwargs[key] = _coerce(cls, key, _literal(value), text)
+    if match["cutoff"] is not None:
+        if cls.cutoff_field is None:
+            raise ValueError(f"{text!r}: {cls.name} takes no @cutoff")
+        try:
+            kwargs[cls.cutoff_field] = int(match["cutoff"])
+        except ValueError:
+            raise ValueError(f"{text!r}: cutoff {match['cutoff']!r} is not an integer") from None
+    if match["prime"]:
+        kwargs["judged_only"] = True
+    return cls(**kwargs)
+
+
+def _coerce(cls: type[Measure], key: str, value: Any, text: str) -> Any:
+    """Turn a parsed literal into the field's declared type (int 1 -> float 1.0, list -> tuple)."""
+    hints = typing.get_type_hints(cls)
+    hint = hints.get(key)
+    origins = {typing.get_origin(hint)} | {typing.get_origin(a) or a for a in typing.get_args(hint)}
+    origins.add(hint)
+    if isinstance(value, list):
+        value = tuple(value)
+    if isinstance(value, Mapping):
+        value = tuple(sorted(value.items()))
+    if float in origins and isinstance(value, int) and not isinstance(value, bool) and int not in origins:
+        value = float(value)
+    if tuple in origins and isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = (value,)
+    return value
+
+
+def measure_doc(cls: type[Measure]) -> dict[str, Any]:
+    """Name, parameters with defaults, formula and reference of a measure class."""
+    params = {f.name: _default(f) for f in cls.params()}
+    if cls.cutoff_field:
+        params["@" + cls.cutoff_field] = "required" if cls.cutoff_required else None
+    summary = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
+    return {"name": cls.name, "summary": summary, "parameters": params,
+            "formula": cls.formula, "reference": cls.reference}
+
+
+__all__ = ["Measure", "register", "registered", "parse_measure", "measure_doc", "field"]

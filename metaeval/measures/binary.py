@@ -1,0 +1,200 @@
+"""Binary-relevance measures, exactly as trec_eval computes them.
+
+A document is relevant when its grade is at least ``rel`` (trec_eval ``-l``; default 1, TREC DL
+uses 2). Unjudged documents count as non-relevant, except where a measure says otherwise (bpref
+and infAP skip or model them). R is the number of judged documents with grade >= ``rel``; a
+topic with R = 0 scores 0 on every recall-normalised measure, as in trec_eval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from metaeval.engine import UNJUDGED, EvalTensor
+from metaeval.measures._common import count_at, ranks, safe_divide, top
+from metaeval.measures.base import Measure, register
+
+INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
+
+
+@dataclass(frozen=True, kw_only=True)
+class BinaryMeasure(Measure):
+    """A measure of binary relevance with a relevance level ``rel`` (grade >= rel is relevant)."""
+
+    rel: int = 1
+
+    def _validate(self) -> None:
+        if isinstance(self.rel, bool) or not isinstance(self.rel, (int, np.integer)) or self.rel < 1:
+            raise ValueError(f"{self.name}: rel must be an integer >= 1, got {self.rel!r}")
+
+
+@register(aliases=("MAP", "map"))
+@dataclass(frozen=True, kw_only=True)
+class AP(BinaryMeasure):
+    """Average precision (trec_eval ``map``; ``map_cut`` with a cutoff).
+
+    AP@k = (1/R) * sum over relevant ranks r <= k of C(r)/r, C(r) = relevant docs in ranks 1..r.
+    """
+
+    cutoff: int | None = None
+    name = "AP"
+    cutoff_field = "cutoff"
+    recall_normalised = True
+    formula = "AP = (1/R) sum_{r: rel(r)} C(r)/r"
+    reference = "Buckley & Voorhees, 'Retrieval system evaluation', TREC: Experiment and Evaluation, 2005"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        rel = top(tensor, self.cutoff) >= self.rel
+        hits = np.cumsum(rel, axis=2, dtype=np.int32)
+        precision_sum = (np.where(rel, hits, 0) / ranks(rel.shape[2])).sum(axis=2)
+        return safe_divide(precision_sum, tensor.n_relevant(self.rel)[None, :])
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class P(BinaryMeasure):
+    """Precision at k (trec_eval ``P_k``): relevant documents in the top k, divided by k.
+
+    The denominator is k even when fewer than k documents were retrieved.
+    """
+
+    cutoff: int | None = None
+    name = "P"
+    cutoff_field = "cutoff"
+    cutoff_required = True
+    formula = "P@k = C(k)/k"
+    reference = "trec_eval P; Manning, Raghavan & Schuetze, Introduction to IR, 2008, ch. 8"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        rel = top(tensor, self.cutoff) >= self.rel
+        return rel.sum(axis=2) / float(self.cutoff)
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Rprec(BinaryMeasure):
+    """R-precision (trec_eval ``Rprec``): precision at rank R, R = number of relevant docs."""
+
+    name = "Rprec"
+    recall_normalised = True
+    formula = "Rprec = C(R)/R"
+    reference = "Buckley & Voorhees, TREC: Experiment and Evaluation, 2005"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        n_rel = tensor.n_relevant(self.rel)
+        hits = np.cumsum(tensor.codes >= self.rel, axis=2, dtype=np.int32)
+        return safe_divide(count_at(hits, n_rel), n_rel[None, :])
+
+
+@register(aliases=("MRR", "recip_rank"))
+@dataclass(frozen=True, kw_only=True)
+class RR(BinaryMeasure):
+    """Reciprocal rank (trec_eval ``recip_rank``): 1 / rank of the first relevant document."""
+
+    cutoff: int | None = None
+    name = "RR"
+    cutoff_field = "cutoff"
+    formula = "RR = 1/r1, 0 if no relevant document is retrieved"
+    reference = "Voorhees, 'The TREC-8 question answering track report', TREC 1999"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        rel = top(tensor, self.cutoff) >= self.rel
+        first = rel.argmax(axis=2)
+        return np.where(rel.any(axis=2), 1.0 / (first + 1.0), 0.0)
+
+
+@register(aliases=("recall",))
+@dataclass(frozen=True, kw_only=True)
+class R(BinaryMeasure):
+    """Recall (trec_eval ``recall_k``): relevant documents in the top k, divided by R."""
+
+    cutoff: int | None = None
+    name = "R"
+    cutoff_field = "cutoff"
+    recall_normalised = True
+    formula = "R@k = C(k)/R"
+    reference = "trec_eval recall"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        hits = (top(tensor, self.cutoff) >= self.rel).sum(axis=2)
+        return safe_divide(hits, tensor.n_relevant(self.rel)[None, :])
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Success(BinaryMeasure):
+    """Success at k (trec_eval ``success``): 1 if a relevant document is in the top k, else 0."""
+
+    cutoff: int | None = None
+    name = "Success"
+    cutoff_field = "cutoff"
+    cutoff_required = True
+    formula = "Success@k = [C(k) > 0]"
+    reference = "trec_eval success"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        return (top(tensor, self.cutoff) >= self.rel).any(axis=2).astype(np.float64)
+
+
+@register(aliases=("bpref",))
+@dataclass(frozen=True, kw_only=True)
+class Bpref(BinaryMeasure):
+    """Binary preference, trec_eval >= 8.0 (Buckley & Voorhees SIGIR 2004).
+
+    bpref = (1/R) sum over retrieved relevant r of [1 - min(n_r, R) / min(N, R)], where n_r is
+    the number of judged non-relevant documents ranked above r (unjudged ones are skipped), N
+    the number of judged non-relevant documents of the topic, and the term is 1 when n_r = 0.
+    """
+
+    name = "Bpref"
+    recall_normalised = True
+    formula = "bpref = (1/R) sum_r [1 - min(n_r, R)/min(N, R)]"
+    reference = "Buckley & Voorhees, 'Retrieval evaluation with incomplete information', SIGIR 2004"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        codes = tensor.codes
+        rel = codes >= self.rel
+        nonrel = (codes >= 0) & ~rel
+        # At a relevant rank the inclusive count of non-relevant documents is the count above.
+        above = np.cumsum(nonrel, axis=2, dtype=np.int32)
+        n_rel = tensor.n_relevant(self.rel)[None, :, None]
+        n_non = tensor.n_nonrelevant(self.rel)[None, :, None]
+        penalty = safe_divide(np.minimum(above, n_rel), np.minimum(n_non, n_rel))
+        terms = np.where(rel, 1.0 - penalty, 0.0)
+        return safe_divide(terms.sum(axis=2), tensor.n_relevant(self.rel)[None, :])
+
+
+@register(aliases=("infap",))
+@dataclass(frozen=True, kw_only=True)
+class infAP(BinaryMeasure):
+    """Inferred AP (Yilmaz & Aslam CIKM 2006), as trec_eval's ``infAP``.
+
+    Three kinds of document: not in the qrels ("not pooled": skipped, but it keeps its rank),
+    pooled but unjudged (qrels grade -1) and judged. At the relevant document at 0-based rank
+    j > 0, with rel/nonrel/unj the judged relevant, judged non-relevant and pooled-unjudged
+    documents above it: 1/(j+1) + (j/(j+1)) * ((rel+nonrel+unj)/j) * ((rel+eps)/(rel+nonrel+2 eps)),
+    eps = 1e-5; 1 at j = 0. infAP = sum / R. With no unjudged entries it equals AP.
+    """
+
+    name = "infAP"
+    recall_normalised = True
+    formula = "E[prec@k] = 1/k + ((k-1)/k) (|pooled above|/(k-1)) ((|rel|+e)/(|rel|+|nonrel|+2e))"
+    reference = "Yilmaz & Aslam, 'Estimating average precision with incomplete and imperfect judgments', CIKM 2006"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        codes = tensor.codes
+        rel = codes >= self.rel
+        nonrel = (codes >= 0) & ~rel
+        unj = codes == UNJUDGED
+        rel_above = np.cumsum(rel, axis=2, dtype=np.int32) - rel
+        nonrel_above = np.cumsum(nonrel, axis=2, dtype=np.int32)
+        unj_above = np.cumsum(unj, axis=2, dtype=np.int32)
+        j = np.arange(codes.shape[2], dtype=np.float64)
+        pooled_fraction = safe_divide(rel_above + nonrel_above + unj_above, j)
+        rel_rate = (rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2 * INFAP_EPSILON)
+        terms = 1.0 / (j + 1.0) + (j / (j + 1.0)) * pooled_fraction * rel_rate
+        terms[:, :, 0] = 1.0
+        total = np.where(rel, terms, 0.0).sum(axis=2)
+        return safe_divide(total, tensor.n_relevant(self.rel)[None, :])

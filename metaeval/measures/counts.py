@@ -1,0 +1,77 @@
+"""Counting measures (trec_eval ``num_ret``, ``num_rel``, ``num_rel_ret``) and judgment coverage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from metaeval.engine import EvalTensor
+from metaeval.measures._common import top
+from metaeval.measures.base import Measure, register
+from metaeval.measures.binary import BinaryMeasure
+
+_COUNT = (0.0, float("inf"))
+
+
+@register(aliases=("num_ret",))
+@dataclass(frozen=True, kw_only=True)
+class NumRet(Measure):
+    """Number of documents retrieved for the topic (trec_eval ``num_ret``)."""
+
+    name = "NumRet"
+    bounds = _COUNT
+    formula = "|ranked list|"
+    reference = "trec_eval num_ret"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        return tensor.lengths.astype(np.float64)
+
+
+@register(aliases=("num_rel",))
+@dataclass(frozen=True, kw_only=True)
+class NumRel(BinaryMeasure):
+    """Number of judged documents with grade >= rel for the topic (trec_eval ``num_rel``)."""
+
+    name = "NumRel"
+    bounds = _COUNT
+    formula = "R = |{d : grade(d) >= rel}|"
+    reference = "trec_eval num_rel"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        n_rel = tensor.n_relevant(self.rel).astype(np.float64)
+        return np.broadcast_to(n_rel[None, :], (tensor.n_runs, tensor.n_topics)).copy()
+
+
+@register(aliases=("num_rel_ret",))
+@dataclass(frozen=True, kw_only=True)
+class NumRelRet(BinaryMeasure):
+    """Number of relevant documents retrieved (trec_eval ``num_rel_ret``)."""
+
+    name = "NumRelRet"
+    bounds = _COUNT
+    formula = "C(|list|)"
+    reference = "trec_eval num_rel_ret"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        return (tensor.codes >= self.rel).sum(axis=2).astype(np.float64)
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class Judged(Measure):
+    """Fraction of the top k documents that are judged (qrels grade >= 0), divided by k.
+
+    As ir_measures' ``Judged@k``: the denominator is k even for shorter lists. A document in
+    the qrels with grade -1 (pooled but unjudged) does not count as judged.
+    """
+
+    cutoff: int | None = None
+    name = "Judged"
+    cutoff_field = "cutoff"
+    cutoff_required = True
+    formula = "Judged@k = |{r <= k : judged(r)}| / k"
+    reference = "ir_measures Judged; Sakai, 'Alternatives to bpref', SIGIR 2007"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        return (top(tensor, self.cutoff) >= 0).sum(axis=2) / float(self.cutoff)

@@ -1,0 +1,45 @@
+"""User-defined measures: plugin files and the ``metaeval.measures`` entry point group."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+ENTRY_POINT_GROUP = "metaeval.measures"
+_loaded_entry_points = False
+
+
+def load_plugin(path: str | Path) -> None:
+    """Import a Python file so that the measures it registers become known.
+
+    The file declares its measures with :func:`metaeval.measures.register`; from then on they
+    parse, list, condense and evaluate like the built-ins.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"plugin file {path} does not exist")
+    name = f"metaeval_plugin_{path.stem}_{abs(hash(str(path.resolve())))}"
+    if name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import plugin file {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception:
+        del sys.modules[name]
+        raise
+
+
+def load_entry_points() -> None:
+    """Import every module registered under the ``metaeval.measures`` entry point group, once."""
+    global _loaded_entry_points
+    if _loaded_entry_points:
+        return
+    _loaded_entry_points = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        ep.load()
