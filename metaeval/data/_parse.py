@@ -2,11 +2,14 @@
 
 Two paths, one contract. The fast path hands the bytes to Arrow's multi-threaded CSV reader when
 the file uses one single-character delimiter throughout (tab or space: what almost every real
-run and qrels file does). Anything else (mixed tabs and runs of spaces, a malformed line) goes
-through pandas' C tokenizer with a whitespace separator, which reads every field as text so that
-each problem can be reported with the file, the physical line and what is wrong. Nothing is
-parsed by a Python loop over lines; only the error path walks the lines, to turn a row number
-into a line number.
+run and qrels file does) and has no comment line. Anything else (mixed tabs and runs of spaces,
+comments, a malformed line) goes through Arrow's vectorised whitespace split, which sees every
+line, so each problem is reported with the file, the physical line and what is wrong. No Python
+loop runs over the lines in either path.
+
+Lines are read as trec_eval reads them: fields separated by any whitespace, blank lines and
+lines whose first non-blank character is ``#`` skipped. trec_eval also ignores anything after a
+run line's sixth field; metaeval reports it as an error unless ``extra_fields="ignore"``.
 """
 
 from __future__ import annotations
@@ -14,23 +17,33 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from metaeval.data.errors import TrecFormatError
 
 PathLike = str | os.PathLike
 
+_COMMENT = re.compile(rb"(?m)^[ \t]*#")
+EXTRA_FIELDS = ("error", "ignore")
+
+_LAYOUT = {
+    "run": (["topic", "q0", "doc", "rank", "score", "tag"], "qrels", 4),
+    "qrels": (["topic", "iteration", "doc", "grade"], "run", 6),
+}
+
 
 def read_bytes(path: PathLike) -> bytes:
     """Read a file, transparently decompressing gzip (recognised by its magic number)."""
     path = Path(path)
-    if not path.exists():
+    if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     raw = path.read_bytes()
     if raw[:2] == b"\x1f\x8b":
@@ -41,156 +54,156 @@ def read_bytes(path: PathLike) -> bytes:
     return raw
 
 
-def _physical_lines(data: bytes) -> np.ndarray:
-    """1-based line numbers of the non-blank lines, in order (error path only)."""
-    lines = data.split(b"\n")
-    return np.array([i + 1 for i, line in enumerate(lines) if line.strip()], dtype=np.int64)
-
-
-def _sniff_delimiter(data: bytes, n_fields: int) -> str | None:
-    """The single delimiter the first line uses, if splitting on it gives exactly n_fields."""
+def _sniff_delimiter(data: bytes, n_fields: int) -> bytes | None:
+    """The single delimiter of the first line, if splitting on it gives exactly n_fields."""
     first = data.lstrip().split(b"\n", 1)[0].rstrip(b"\r")
     for delim in (b"\t", b" "):
         parts = first.split(delim)
-        if len(parts) == n_fields and all(p and not p.isspace() and p.strip() == p for p in parts):
-            return delim.decode()
+        if len(parts) == n_fields and all(p and p.strip() == p for p in parts):
+            return delim
     return None
 
 
-def _fast_table(data: bytes, names: list[str], types: dict[str, pa.DataType]) -> pa.Table | None:
+def _fast_table(data: bytes, names: list[str], kind: str) -> pa.Table | None:
+    """Arrow's CSV reader on a cleanly delimited file; None when the file needs the exact path."""
     delim = _sniff_delimiter(data, len(names))
-    if delim is None:
+    if delim is None or _COMMENT.search(data):
         return None
+    other = b" " if delim == b"\t" else b"\t"
+    if other in data or b"\r" in data:  # a field could hold whitespace trec_eval splits on
+        return None
+    number = pa.float64() if kind == "run" else pa.int64()
+    types = {name: pa.string() for name in names}
+    types[names[4] if kind == "run" else names[3]] = number
     try:
-        table = pa_csv.read_csv(
+        return pa_csv.read_csv(
             io.BytesIO(data),
             read_options=pa_csv.ReadOptions(column_names=names),
-            parse_options=pa_csv.ParseOptions(
-                delimiter=delim, quote_char=False, escape_char=False, ignore_empty_lines=True
-            ),
-            convert_options=pa_csv.ConvertOptions(
-                column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False
-            ),
+            parse_options=pa_csv.ParseOptions(delimiter=delim.decode(), quote_char=False,
+                                              escape_char=False, ignore_empty_lines=True),
+            convert_options=pa_csv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                                  quoted_strings_can_be_null=False),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None  # let the exact path find and report the problem
-    return table
 
 
-def _text_table(data: bytes, path: Path, names: list[str], kind: str, other_kind: str,
-                other_fields: int) -> tuple[pd.DataFrame, np.ndarray]:
-    """Every field as text, through pandas' C tokenizer; wrong field counts are reported."""
+def _exact_table(data: bytes, path: Path, kind: str,
+                 extra_fields: str) -> tuple[pa.Table, np.ndarray]:
+    """Every line split on whitespace; returns the fields and each row's physical line."""
+    names, other_kind, other_fields = _LAYOUT[kind]
+    n = len(names)
     try:
-        frame = pd.read_csv(
-            io.BytesIO(data), sep=r"\s+", header=None, dtype=str, na_filter=False,
-            skip_blank_lines=True, engine="c", quoting=3,
-        )
-    except pd.errors.ParserError as err:
-        # pandas reports the physical line: "Expected 6 fields in line 7, saw 7".
-        msg = str(err)
-        line = None
-        if " in line " in msg:
-            try:
-                line = int(msg.split(" in line ")[1].split(",")[0])
-            except ValueError:
-                line = None
-        saw = msg.rsplit("saw ", 1)[-1].strip() if "saw " in msg else "?"
-        raise TrecFormatError(
-            path, line, f"expected {len(names)} fields for a {kind} file, found {saw}"
-        ) from None
-    lines = _physical_lines(data)
-    n_cols = frame.shape[1]
-    if n_cols != len(names):
-        hint = ""
-        if n_cols == other_fields:
-            hint = f"; this looks like a {other_kind} file"
-        raise TrecFormatError(
-            path, int(lines[0]),
-            f"expected {len(names)} fields for a {kind} file, found {n_cols}{hint}",
-        )
-    frame.columns = names
-    # A short line leaves empty trailing fields (na_filter=False keeps them as "").
-    short = (frame[names[-1]] == "").to_numpy()
+        lines = pa.array(data.split(b"\n"), type=pa.binary()).cast(pa.string())
+    except pa.ArrowInvalid:
+        bad = next(i for i, line in enumerate(data.split(b"\n")) if not _is_utf8(line))
+        raise TrecFormatError(path, bad + 1, "the line is not valid UTF-8 text") from None
+    parts = pc.utf8_split_whitespace(pc.utf8_trim_whitespace(lines), max_splits=n - 1)
+    count = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
+    first = pc.list_element(parts, 0)
+    blank = pc.equal(first, "").to_numpy(zero_copy_only=False)
+    comment = pc.starts_with(first, "#").to_numpy(zero_copy_only=False)
+    keep = ~blank & ~comment
+    if not keep.any():
+        raise TrecFormatError(path, None, f"no {kind} lines (the file is blank or all comments)")
+    rows = np.flatnonzero(keep)
+    short = keep & (count < n)
     if short.any():
-        row = int(np.flatnonzero(short)[0])
-        raise TrecFormatError(path, int(lines[row]),
-                              f"expected {len(names)} fields for a {kind} file, found fewer")
-    return frame, lines
+        i = int(np.flatnonzero(short)[0])
+        found = int(count[i])
+        hint = f"; this looks like a {other_kind} file" if found == other_fields else ""
+        raise TrecFormatError(path, i + 1,
+                              f"expected {n} fields for a {kind} file, found {found}{hint}")
+    parts = parts.filter(pa.array(keep))
+    columns = {name: pc.list_element(parts, j) for j, name in enumerate(names)}
+    last = columns[names[-1]]
+    extra = pc.match_substring_regex(last, r"\s").to_numpy(zero_copy_only=False)
+    if extra.any():
+        i = int(np.flatnonzero(extra)[0])
+        found = n + len(last[i].as_py().split()) - 1
+        if kind == "qrels" or extra_fields == "error":
+            hint = ""
+            if found == other_fields:
+                hint = f"; this looks like a {other_kind} file"
+            elif kind == "run":
+                hint = " (trec_eval ignores trailing fields: read with extra_fields='ignore')"
+            raise TrecFormatError(path, int(rows[i]) + 1,
+                                  f"expected {n} fields for a {kind} file, found {found}{hint}")
+        columns[names[-1]] = pc.list_element(pc.utf8_split_whitespace(last, max_splits=1), 0)
+    return pa.table(columns), rows + 1
 
 
-def parse_table(path: PathLike, *, kind: str) -> tuple[pa.Table, Callable[[int], int]]:
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def parse_table(path: PathLike, *, kind: str,
+                extra_fields: str = "error") -> tuple[pa.Table, Callable[[int], int]]:
     """Parse a TREC run (kind="run") or qrels (kind="qrels") file into typed columns.
 
     Returns an Arrow table with columns ``topic, doc, score, tag`` (run) or ``topic, doc, grade``
     (qrels), ids as strings, in file order, and a function from a row of that table to its
     1-based physical line, so that later checks can name the line too.
     """
+    if kind not in _LAYOUT:
+        raise ValueError(f"kind must be 'run' or 'qrels', got {kind!r}")
+    if extra_fields not in EXTRA_FIELDS:
+        raise ValueError(f"extra_fields must be one of {EXTRA_FIELDS}, got {extra_fields!r}")
     path = Path(path)
     data = read_bytes(path)
     if not data.strip():
         raise TrecFormatError(path, None, f"empty file: no {kind} lines")
-    if kind == "run":
-        names = ["topic", "q0", "doc", "rank", "score", "tag"]
-        types = {"topic": pa.string(), "q0": pa.string(), "doc": pa.string(),
-                 "rank": pa.string(), "score": pa.float64(), "tag": pa.string()}
-        other_kind, other_fields = "qrels", 4
-    elif kind == "qrels":
-        names = ["topic", "iteration", "doc", "grade"]
-        types = {"topic": pa.string(), "iteration": pa.string(), "doc": pa.string(),
-                 "grade": pa.int64()}
-        other_kind, other_fields = "run", 6
-    else:
-        raise ValueError(f"kind must be 'run' or 'qrels', got {kind!r}")
-
-    table = _fast_table(data, names, types)
-    lines = None
+    names = _LAYOUT[kind][0]
+    table = _fast_table(data, names, kind)
+    line_numbers = None
     if table is None:
-        frame, lines = _text_table(data, path, names, kind, other_kind, other_fields)
-        table = pa.Table.from_pandas(frame, preserve_index=False)
+        table, line_numbers = _exact_table(data, path, kind, extra_fields)
 
     def line_of(row: int) -> int:
-        nonlocal lines
-        if lines is None:
-            lines = _physical_lines(data)
-        return int(lines[row])
+        nonlocal line_numbers
+        if line_numbers is None:  # the fast path skipped only blank lines
+            line_numbers = _exact_table(data, path, kind, "ignore")[1]
+        return int(line_numbers[row])
 
-    columns = {"topic": table["topic"].cast(pa.string()).combine_chunks(),
-               "doc": table["doc"].cast(pa.string()).combine_chunks()}
+    columns = {"topic": table["topic"].combine_chunks(), "doc": table["doc"].combine_chunks()}
     if kind == "run":
-        score = table["score"]
-        if not pa.types.is_floating(score.type):
-            text = score.to_pandas()
-            num = pd.to_numeric(text, errors="coerce")
-            bad = num.isna().to_numpy()
-            if bad.any():
-                row = int(np.flatnonzero(bad)[0])
-                raise TrecFormatError(path, line_of(row), f"score {text.iloc[row]!r} is not a number")
-            score = pa.array(num.to_numpy(dtype=np.float64))
-        values = np.asarray(score, dtype=np.float64)
-        bad = ~np.isfinite(values)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise TrecFormatError(path, line_of(row),
-                                  f"score {values[row]!r} is not finite (NaN or infinity)")
-        columns["score"] = pa.array(values)
-        columns["tag"] = table["tag"].cast(pa.string()).combine_chunks()
+        columns["score"] = pa.array(_numbers(table["score"], path, line_of, "score", integer=False))
+        columns["tag"] = table["tag"].combine_chunks()
     else:
-        grade = table["grade"]
-        if not pa.types.is_integer(grade.type):
-            text = grade.to_pandas().astype(str)
-            num = pd.to_numeric(text, errors="coerce")
-            bad = (num.isna() | (num != np.round(num))).to_numpy()
-            if bad.any():
-                row = int(np.flatnonzero(bad)[0])
-                raise TrecFormatError(path, line_of(row),
-                                      f"grade {text.iloc[row]!r} is not an integer")
-            grade = pa.array(num.to_numpy(dtype=np.int64))
-        values = np.asarray(grade, dtype=np.int64)
-        too_big = values > 127
+        grade = _numbers(table["grade"], path, line_of, "grade", integer=True)
+        too_big = grade > 127
         if too_big.any():
             row = int(np.flatnonzero(too_big)[0])
             raise TrecFormatError(path, line_of(row),
-                                  f"grade {values[row]} is above the largest supported grade, 127")
+                                  f"grade {grade[row]} is above the largest supported grade, 127")
         # Any negative value means "pooled but not judged", as in trec_eval.
-        columns["grade"] = pa.array(np.maximum(values, -1).astype(np.int8))
+        columns["grade"] = pa.array(np.maximum(grade, -1).astype(np.int8))
     return pa.table(columns), line_of
+
+
+def _numbers(column, path: Path, line_of, what: str, *, integer: bool) -> np.ndarray:
+    """A numeric column, checked: finite scores, integer grades; errors name the line."""
+    if pa.types.is_floating(column.type) or pa.types.is_integer(column.type):
+        values = np.asarray(column.to_numpy(), dtype=np.float64)
+        text = None
+    else:
+        text = column.to_pandas()
+        values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(values)
+    if integer:
+        bad |= values != np.round(values)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        shown = text.iloc[row] if text is not None else values[row]
+        if integer:
+            problem = f"grade {shown!r} is not an integer"
+        elif text is not None and np.isnan(values[row]) and str(shown).lower() != "nan":
+            problem = f"score {shown!r} is not a number"
+        else:
+            problem = f"score {shown!r} is not finite (NaN or infinity)"
+        raise TrecFormatError(path, line_of(row), problem)
+    return values.astype(np.int64) if integer else values

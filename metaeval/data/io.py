@@ -35,15 +35,20 @@ def read_qrels(path: PathLike) -> Qrels:
                  source=Path(path), _line_of=line_of)
 
 
-def read_run(path: PathLike, *, name: str | None = None, ties: str = "trec_eval") -> Run:
+def read_run(path: PathLike, *, name: str | None = None, ties: str = "trec_eval",
+             extra_fields: str = "error") -> Run:
     """Read a TREC run file: ``topic Q0 doc rank score tag`` per line, whitespace-separated.
 
     The run is named by its tag column (``name`` overrides it). A file whose lines carry
     several tags is read as one run named by the first tag, with a warning. Ranking order
     follows trec_eval (see :class:`Run`); the rank column is ignored.
+
+    Blank lines and lines starting with ``#`` are skipped, as trec_eval skips them. A line with
+    more than six fields is an error unless ``extra_fields="ignore"``, which drops the trailing
+    fields as trec_eval does.
     """
     _check_ties(ties)
-    table, line_of = parse_table(path, kind="run")
+    table, line_of = parse_table(path, kind="run", extra_fields=extra_fields)
     tags = table["tag"]
     first = tags[0].as_py()
     if name is None:
@@ -58,7 +63,8 @@ def read_run(path: PathLike, *, name: str | None = None, ties: str = "trec_eval"
                ties=ties, source=Path(path), _line_of=line_of)
 
 
-def read_runs(paths: Iterable[PathLike], *, ties: str = "trec_eval") -> RunSet:
+def read_runs(paths: Iterable[PathLike], *, ties: str = "trec_eval",
+              extra_fields: str = "error") -> RunSet:
     """Read several run files into a :class:`RunSet`.
 
     Runs are named by their tags. Two files with the same tag are kept apart: each such run is
@@ -69,7 +75,7 @@ def read_runs(paths: Iterable[PathLike], *, ties: str = "trec_eval") -> RunSet:
         raise ValueError("paths is empty: give at least one run file")
     # Decompression and Arrow parsing release the GIL, so threads overlap files.
     with ThreadPoolExecutor(max_workers=min(4, len(paths), os.cpu_count() or 1)) as pool:
-        runs = list(pool.map(lambda p: read_run(p, ties=ties), paths))
+        runs = list(pool.map(lambda p: read_run(p, ties=ties, extra_fields=extra_fields), paths))
     counts = Counter(r.name for r in runs)
     clashes = {n for n, c in counts.items() if c > 1}
     if clashes:

@@ -1,0 +1,45 @@
+"""Shared test fixtures: the real TREC data beside the repository, read once per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import metaeval
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+FIXTURES = DATA / "trec_eval-fixtures"
+
+
+def need_data(*parts: str) -> Path:
+    """The path under ../shared/data, or skip the test saying why."""
+    path = DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real TREC data not found at {path} (it lives in ../shared/data beside the "
+                    "repository; absent on a user's machine)")
+    return path
+
+
+def float32_scores(runs: metaeval.RunSet) -> metaeval.RunSet:
+    """The same runs with scores rounded to float32.
+
+    pytrec-eval-terrier compares scores as float32 (METHODS.md §6.0), so two scores that differ
+    below float32 precision tie there; rounding first makes both tools see the same ties.
+    """
+    out = []
+    for run in runs:
+        topics = np.repeat(run.topics, np.diff(run.offsets))
+        out.append(metaeval.Run(run.name, topics, run.docs,
+                                run.scores.astype(np.float32).astype(np.float64)))
+    return metaeval.RunSet(out)
+
+
+@pytest.fixture(scope="session", params=["2019", "2020"])
+def dl_collection(request):
+    """(qrels, runs) of TREC DL 2019 or 2020, scores rounded to float32."""
+    folder = need_data(f"trec-dl-{request.param}")
+    qrels = metaeval.read_qrels(folder / "qrels.txt")
+    runs = metaeval.read_runs(sorted((folder / "runs").glob("*.gz")))
+    return request.param, qrels, runs
