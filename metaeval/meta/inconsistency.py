@@ -1,0 +1,179 @@
+"""Significance conclusions that change when judgments are reduced.
+
+Given per-topic scores of the *same* systems under the full judgments and under reduced
+judgments (a shallower pool, a sample of the qrels), run the same significance test on every
+pair under each, and count how many of the pairs found significant with the reduced judgments
+are not significant with the full ones ("absent") or significant the other way round
+("reversed"). This is the analysis of seed 004's Table 5, in the style of Sakai's studies of
+metric robustness to incomplete judgments (Sakai, SIGIR 2007; Sakai & Kando, IRJ 2008).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from .discrimination import (
+    DiscriminativePowerResult,
+    _as_generator,
+    _check_alpha,
+    _score_matrix,
+    discriminative_power,
+)
+
+__all__ = ["InconsistencyResult", "significance_inconsistency"]
+
+
+@dataclass(frozen=True, eq=False)
+class InconsistencyResult:
+    """Result of :func:`significance_inconsistency`.
+
+    Attributes
+    ----------
+    n_pairs : int
+        Number of system pairs.
+    n_significant_full, n_significant_reduced : int
+        Pairs with ASL < alpha under each judgment set.
+    n_consistent : int
+        Reduced-significant pairs also significant, in the same direction, under full.
+    n_absent : int
+        Reduced-significant pairs not significant under full.
+    n_reversed : int
+        Reduced-significant pairs significant in the opposite direction under full.
+    n_missed : int
+        Full-significant pairs not significant under reduced.
+    pairs : pandas.DataFrame
+        One row per pair: ``system_a, system_b, diff_full, asl_full, significant_full,
+        diff_reduced, asl_reduced, significant_reduced, status`` with status one of
+        ``"consistent"``, ``"absent"``, ``"reversed"``, ``"missed"``, ``"neither"``.
+    full, reduced : DiscriminativePowerResult
+        The two underlying results.
+    """
+
+    n_pairs: int
+    n_significant_full: int
+    n_significant_reduced: int
+    n_consistent: int
+    n_absent: int
+    n_reversed: int
+    n_missed: int
+    pairs: pd.DataFrame
+    full: DiscriminativePowerResult
+    reduced: DiscriminativePowerResult
+
+    @property
+    def inconsistent(self) -> int:
+        """Reduced-significant pairs that the full judgments do not confirm (absent + reversed)."""
+        return self.n_absent + self.n_reversed
+
+
+def _align(full_scores, reduced_scores, systems):
+    """Return the two (S x T) matrices on the same system order, validating that they match."""
+    Xf, nf, tf = _score_matrix(full_scores, name="full_scores", systems=systems)
+    Xr, nr, tr = _score_matrix(reduced_scores, name="reduced_scores", systems=systems)
+    if isinstance(full_scores, pd.DataFrame) != isinstance(reduced_scores, pd.DataFrame):
+        raise TypeError("full_scores and reduced_scores must both be arrays or both be DataFrames")
+    if set(nf) != set(nr):
+        raise ValueError(
+            "full_scores and reduced_scores must hold the same systems; "
+            f"only in full: {sorted(map(str, set(nf) - set(nr)))}, "
+            f"only in reduced: {sorted(map(str, set(nr) - set(nf)))}"
+        )
+    if isinstance(full_scores, pd.DataFrame) and set(tf) != set(tr):
+        raise ValueError("full_scores and reduced_scores must cover the same topics")
+    if Xf.shape != Xr.shape:
+        raise ValueError(
+            f"full_scores and reduced_scores must have the same shape, got {Xf.shape} and {Xr.shape}"
+        )
+    order = [nr.index(s) for s in nf]
+    Xr = Xr[order]
+    if isinstance(full_scores, pd.DataFrame):
+        Xr = Xr[:, [tr.index(t) for t in tf]]
+    return Xf, Xr, nf
+
+
+def significance_inconsistency(
+    full_scores,
+    reduced_scores,
+    *,
+    method: Literal["bootstrap", "tukey"] = "bootstrap",
+    alpha: float = 0.05,
+    B: int | None = None,
+    rng=None,
+    systems=None,
+) -> InconsistencyResult:
+    """Significant pairs under full and reduced judgments, and how they disagree.
+
+    Runs :func:`~metaeval.meta.discrimination.discriminative_power` (Sakai's paired bootstrap
+    or the randomised Tukey HSD) on both score matrices with **the same random samples**: one
+    seed is drawn from ``rng`` and used for both runs, so the two conclusions differ only
+    through the judgments (common random numbers), not through resampling noise.
+
+    A pair significant under the reduced judgments is
+
+    * ``consistent`` if significant under full with the same sign of the mean difference,
+    * ``reversed`` if significant under full with the opposite sign,
+    * ``absent`` if not significant under full;
+
+    a pair significant only under full is ``missed``; otherwise ``neither``.
+
+    Parameters
+    ----------
+    full_scores, reduced_scores : array_like (S, T) or pandas.DataFrame
+        Per-topic scores of the same systems on the same topics (tidy frames are matched by
+        run and topic names; arrays by row and column order).
+    method : {"bootstrap", "tukey"}
+    alpha : float
+    B : int, optional
+        Default 1000 (bootstrap) or 5000 (tukey).
+    rng : numpy.random.Generator, int or None
+    systems : sequence, optional
+        Names of the rows of array inputs.
+
+    Returns
+    -------
+    InconsistencyResult
+    """
+    alpha = _check_alpha(alpha)
+    gen = _as_generator(rng)
+    Xf, Xr, names = _align(full_scores, reduced_scores, systems)
+    seed = int(gen.integers(0, 2**63 - 1))
+    full = discriminative_power(Xf, method=method, B=B, alpha=alpha, rng=np.random.default_rng(seed), systems=names)
+    red = discriminative_power(Xr, method=method, B=B, alpha=alpha, rng=np.random.default_rng(seed), systems=names)
+    pf, pr = full.pairs, red.pairs
+    sf = pf["significant"].to_numpy()
+    sr = pr["significant"].to_numpy()
+    same_dir = np.sign(pf["diff"].to_numpy()) == np.sign(pr["diff"].to_numpy())
+    status = np.select(
+        [sr & sf & same_dir, sr & sf & ~same_dir, sr & ~sf, ~sr & sf],
+        ["consistent", "reversed", "absent", "missed"],
+        default="neither",
+    )
+    table = pd.DataFrame(
+        {
+            "system_a": pf["system_a"],
+            "system_b": pf["system_b"],
+            "diff_full": pf["diff"],
+            "asl_full": pf["asl"],
+            "significant_full": sf,
+            "diff_reduced": pr["diff"].to_numpy(),
+            "asl_reduced": pr["asl"].to_numpy(),
+            "significant_reduced": sr,
+            "status": status,
+        }
+    )
+    return InconsistencyResult(
+        n_pairs=int(len(table)),
+        n_significant_full=int(sf.sum()),
+        n_significant_reduced=int(sr.sum()),
+        n_consistent=int((status == "consistent").sum()),
+        n_absent=int((status == "absent").sum()),
+        n_reversed=int((status == "reversed").sum()),
+        n_missed=int((status == "missed").sum()),
+        pairs=table,
+        full=full,
+        reduced=red,
+    )

@@ -1,0 +1,230 @@
+"""Pairwise significance tests between runs, with multiple-comparison corrections.
+
+The user-facing counterpart of :mod:`metaeval.meta.discrimination`: the same per-topic score
+matrices and the same vectorised resampling machinery, but reporting p-values, corrected
+p-values and effect sizes per pair instead of a single discriminative power.
+
+References
+----------
+.. [SAC07] M. D. Smucker, J. Allan, B. Carterette (2007). A comparison of statistical
+   significance tests for information retrieval evaluation. CIKM 2007.
+.. [S06] T. Sakai (2006). Evaluating evaluation metrics based on the bootstrap. SIGIR 2006.
+.. [HOL] S. Holm (1979). A simple sequentially rejective multiple test procedure. Scand. J.
+   Statist. 6(2).
+.. [BH] Y. Benjamini, Y. Hochberg (1995). Controlling the false discovery rate. JRSS B 57(1).
+.. [PS] B. Phipson, G. K. Smyth (2010). Permutation p-values should never be zero. Stat. Appl.
+   Genet. Mol. Biol. 9(1).
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .discrimination import (
+    STAT_ATOL,
+    STAT_RTOL,
+    _as_generator,
+    _bootstrap_core,
+    _bootstrap_counts,
+    _check_alpha,
+    _check_B,
+    _observed_t,
+    _score_matrix,
+)
+
+__all__ = ["compare", "holm", "benjamini_hochberg"]
+
+# Sign vectors x pairs evaluated at once by the randomisation test (bounds memory to ~32 MB).
+_RAND_ELEMENTS = 4_000_000
+# The randomisation test enumerates all 2^T sign vectors when 2^T <= B, but never beyond this
+# many topics (2^16 vectors), to keep the enumeration's memory bounded whatever B is.
+_MAX_EXACT_TOPICS = 16
+
+
+def holm(p) -> np.ndarray:
+    r"""Holm's step-down adjusted p-values (Holm 1979), controlling the family-wise error rate.
+
+    With the m p-values sorted ascending, :math:`\tilde p_{(i)} = \max_{j \le i}
+    \min(1, (m - j + 1) p_{(j)})`.
+    """
+    p = np.asarray(p, dtype=float)
+    m = p.size
+    if m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    adj_sorted = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adj_sorted
+    return out
+
+
+def benjamini_hochberg(p) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (false discovery rate), via scipy."""
+    p = np.asarray(p, dtype=float)
+    if p.size == 0:
+        return p.copy()
+    return stats.false_discovery_control(p, method="bh")
+
+
+def _randomization(Z: np.ndarray, B: int, rng: np.random.Generator):
+    """Fisher's paired randomisation (sign-flip) test on the mean difference, per row of Z.
+
+    Exact (all 2^T sign vectors, p = count / 2^T) when 2^T <= B and T <= 16; otherwise B random sign
+    vectors shared by all pairs and p = (1 + count) / (B + 1) (Phipson & Smyth 2010), which
+    keeps the sampled test valid: P(p <= alpha) <= alpha under the null.
+    """
+    P, n = Z.shape
+    zbar = Z.mean(axis=1)
+    absobs = np.abs(zbar)
+    thresh = absobs - (STAT_ATOL + STAT_RTOL * absobs)
+    exact = n <= _MAX_EXACT_TOPICS and 2**n <= B
+    if exact:
+        signs = 1.0 - 2.0 * np.array(list(itertools.product((0, 1), repeat=n)), dtype=float)
+    else:
+        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(B, n)).astype(float)
+    N = signs.shape[0]
+    counts = np.zeros(P, dtype=np.int64)
+    block = max(1, _RAND_ELEMENTS // N)
+    for start in range(0, P, block):
+        sl = slice(start, min(P, start + block))
+        perm_means = np.abs(Z[sl] @ signs.T) / n  # (pairs x sign vectors)
+        counts[sl] = np.count_nonzero(perm_means >= thresh[sl, None], axis=1)
+    if exact:
+        return zbar, counts / N, True
+    return zbar, (1.0 + counts) / (N + 1.0), False
+
+
+def compare(
+    scores,
+    *,
+    test: Literal["t", "randomization", "bootstrap"] = "t",
+    correction: Literal["holm", "bh"] | None = "holm",
+    alpha: float = 0.05,
+    B: int = 10000,
+    rng=None,
+    baseline=None,
+    systems=None,
+) -> pd.DataFrame:
+    r"""Paired significance tests between runs, with corrections and effect sizes.
+
+    For each pair (a, b) the per-topic differences are :math:`z_i = s_{a,i} - s_{b,i}`.
+
+    * ``test="t"``: paired Student t-test, ``scipy.stats.ttest_rel`` (two-sided);
+      ``statistic`` is t.
+    * ``test="randomization"``: Fisher's paired randomisation test (Smucker et al. 2007):
+      under the null each :math:`z_i` is equally likely to have either sign; the statistic is
+      the mean difference and p is the share of sign vectors with
+      :math:`|\overline{\pm z}| \ge |\bar z|`. It is **exact** (all :math:`2^T` sign vectors
+      enumerated, p = count / :math:`2^T`) when :math:`2^T \le B` (and T <= 16); otherwise it uses B random
+      sign vectors shared by all pairs and p = (1 + count) / (B + 1) (Phipson & Smyth 2010).
+      ``statistic`` is the mean difference.
+    * ``test="bootstrap"``: Sakai's (2006) studentised, null-shifted paired bootstrap with B
+      samples shared by all pairs, exactly as in
+      :func:`~metaeval.meta.discrimination.discriminative_power`; p is the ASL and
+      ``statistic`` the observed t.
+
+    Resampled statistics are compared with the observed one with a tolerance
+    (``>= obs - (1e-10 + 1e-10 |obs|)``), so exact ties count (METHODS.md 1.2).
+
+    Corrections: ``"holm"`` (Holm 1979, family-wise error rate), ``"bh"``
+    (Benjamini-Hochberg 1995, false discovery rate, ``scipy.stats.false_discovery_control``)
+    or ``None``; the family is all pairs compared in this call. A pair is ``significant`` when
+    ``p_adjusted < alpha`` (strict, as Sakai's discriminative power).
+
+    ``effect_size`` is the paired Cohen's d (also called :math:`d_z`),
+    :math:`\bar z / \hat\sigma_z` with ddof = 1: the mean difference in units of the standard
+    deviation of the per-topic differences.
+
+    Degenerate pairs (all differences equal, sd = 0): if the mean difference is 0 the pair is
+    not different (statistic 0, p = 1, effect size 0); otherwise it differs on every topic by
+    the same amount (t and effect size :math:`\pm\infty`, p = 0 for the t-test and the
+    bootstrap; the randomisation test needs no special case and gives its exact p).
+
+    Parameters
+    ----------
+    scores : array_like (S, T) or pandas.DataFrame
+        Per-topic scores (rows = runs) or a tidy frame with columns ``run``, ``topic``,
+        ``value``.
+    test : {"t", "randomization", "bootstrap"}
+    correction : {"holm", "bh", None}
+    alpha : float
+        Significance level in (0, 1).
+    B : int
+        Resamples for the randomisation and bootstrap tests.
+    rng : numpy.random.Generator, int or None
+        Randomness for the resampling tests.
+    baseline : run name, optional
+        Compare every other run with this one only (``system_b`` is the baseline, so ``diff``
+        = run - baseline). Default: all pairs a < b in run order.
+    systems : sequence, optional
+        Run names for an array ``scores``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``system_a, system_b, mean_a, mean_b, diff, statistic, p_value, p_adjusted,
+        significant, effect_size``; ``diff = mean_a - mean_b``.
+    """
+    if test not in ("t", "randomization", "bootstrap"):
+        raise ValueError(f"test must be 't', 'randomization' or 'bootstrap', got {test!r}")
+    if correction not in ("holm", "bh", None):
+        raise ValueError(f"correction must be 'holm', 'bh' or None, got {correction!r}")
+    alpha = _check_alpha(alpha)
+    B = _check_B(B)
+    gen = _as_generator(rng)
+    X, names, _ = _score_matrix(scores, systems=systems)
+    S, n = X.shape
+    if baseline is None:
+        ia, ib = np.triu_indices(S, 1)
+    else:
+        if baseline not in names:
+            raise ValueError(f"baseline {baseline!r} is not one of the runs {list(names)}")
+        j = names.index(baseline)
+        ia = np.array([i for i in range(S) if i != j])
+        ib = np.full(ia.size, j)
+    Z = X[ia] - X[ib]
+    zbar, var, t_obs, const, zero_mean = _observed_t(Z)
+    if test == "t":
+        # Degenerate pairs make scipy warn about cancellation; they are overridden below.
+        with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            res = stats.ttest_rel(X[ia], X[ib], axis=1)
+        statistic = np.asarray(res.statistic, dtype=float)
+        p = np.asarray(res.pvalue, dtype=float)
+        statistic = np.where(const, t_obs, statistic)
+        p = np.where(const, np.where(zero_mean, 1.0, 0.0), p)
+    elif test == "randomization":
+        statistic, p, _ = _randomization(Z, B, gen)
+    else:
+        _, counts = _bootstrap_counts(n, B, gen)
+        statistic, p, _ = _bootstrap_core(Z, counts, alpha)
+    if correction == "holm":
+        p_adj = holm(p)
+    elif correction == "bh":
+        p_adj = benjamini_hochberg(p)
+    else:
+        p_adj = p.copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effect = zbar / np.sqrt(var)
+    effect = np.where(const, np.where(zero_mean, 0.0, np.copysign(np.inf, zbar)), effect)
+    means = X.mean(axis=1)
+    return pd.DataFrame(
+        {
+            "system_a": [names[i] for i in ia],
+            "system_b": [names[i] for i in ib],
+            "mean_a": means[ia],
+            "mean_b": means[ib],
+            "diff": means[ia] - means[ib],
+            "statistic": statistic,
+            "p_value": p,
+            "p_adjusted": p_adj,
+            "significant": p_adj < alpha,
+            "effect_size": effect,
+        }
+    )
