@@ -119,10 +119,11 @@ def evaluate(runs: RunsLike, qrels: QrelsLike, measures, *, per_topic: bool = Tr
     DataFrame
         Columns ``run, topic, measure, value`` (per topic) or ``run, measure, value``.
     """
-    qrels = as_qrels(qrels)
-    runset = as_runset(runs, ties=ties)
+    measures = as_measures(measures)
     aggregate = parse_aggregate(agg)
-    tensor = EvalTensor.build(runset, qrels, depth=depth)
+    if missing not in TOPIC_POLICIES:
+        raise ValueError(f"missing must be one of {TOPIC_POLICIES}, got {missing!r}")
+    tensor = EvalTensor.build(as_runset(runs, ties=ties), as_qrels(qrels), depth=depth)
     scores = score_matrices(tensor, measures, missing=missing)
     return scores_frame(scores, tensor.runs, tensor.topics, per_topic=per_topic, agg=aggregate)
 
