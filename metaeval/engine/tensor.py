@@ -273,19 +273,25 @@ class EvalTensor:
 def _lookup_judgments(qrels: Qrels, topic_ids: np.ndarray, docs: pa.Array) -> np.ndarray:
     """Row of (topic, doc) in the qrels table, or len(qrels) when not judged; vectorised.
 
-    Documents are hashed once against the qrels' distinct documents (Arrow's ``index_in``),
-    then (topic, document) pairs are matched by binary search on integer keys.
+    Documents are hashed once against the qrels' distinct documents (Arrow's ``index_in``);
+    (topic, document id) pairs are then matched through a dense topic x document table when it
+    is small, else by binary search on integer keys.
     """
     n_q = len(qrels)
     vocab, inverse = np.unique(qrels.docs.to_numpy(zero_copy_only=False).astype(str),
                                return_inverse=True)
-    uid = pc.index_in(docs, value_set=pa.array(vocab)).to_numpy(zero_copy_only=False)
-    found = ~np.isnan(uid) if uid.dtype.kind == "f" else np.ones(len(uid), dtype=bool)
-    uid = np.where(found, np.nan_to_num(uid, nan=0), 0).astype(np.int64)
-    n_vocab = max(len(vocab), 1)
-    qkeys = qrels.topic_index.astype(np.int64) * n_vocab + inverse.astype(np.int64)
+    uid = pc.fill_null(pc.index_in(docs, value_set=pa.array(vocab)), -1)
+    uid = uid.to_numpy(zero_copy_only=False).astype(np.int64)
+    found = uid >= 0
+    n_topics, n_vocab = len(qrels.topics), max(len(vocab), 1)
+    if n_topics * n_vocab <= 50_000_000:
+        table = np.full((n_topics, n_vocab + 1), n_q, dtype=np.int32)
+        table[qrels.topic_index, inverse] = np.arange(n_q, dtype=np.int32)
+        # uid -1 (not judged anywhere) reads the last column, which stays n_q.
+        return table[topic_ids, uid]
     # Qrels rows are sorted by topic then document, so their keys are already ascending.
-    keys = topic_ids.astype(np.int64) * n_vocab + uid
+    qkeys = qrels.topic_index.astype(np.int64) * n_vocab + inverse.astype(np.int64)
+    keys = topic_ids.astype(np.int64) * n_vocab + np.maximum(uid, 0)
     pos = np.minimum(np.searchsorted(qkeys, keys), n_q - 1)
     hit = found & (qkeys[pos] == keys)
     return np.where(hit, pos, n_q).astype(np.int32)

@@ -1,0 +1,5 @@
+"""``python -m metaeval`` runs the command line."""
+
+from metaeval.cli import main
+
+main()

@@ -1,0 +1,105 @@
+"""The `metaeval` command line: evaluate, measures, quickstart, and errors without tracebacks."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import metaeval
+from metaeval.cli import app
+
+runner = CliRunner()
+
+RUN = "q1 Q0 d1 1 3.0 sysA\nq1 Q0 d2 2 2.0 sysA\nq2 Q0 d9 1 1.0 sysA\n"
+QRELS = "q1 0 d1 0\nq1 0 d2 1\nq2 0 d9 2\n"
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "run").write_text(RUN)
+    (tmp_path / "qrels").write_text(QRELS)
+    return str(tmp_path / "qrels"), str(tmp_path / "run")
+
+
+def test_evaluate_tsv_per_topic_matches_library(files):
+    qrels, run = files
+    result = runner.invoke(app, ["evaluate", qrels, run, "-m", "AP", "-m", "P(rel=2)@1",
+                                 "--per-topic", "--format", "tsv"])
+    assert result.exit_code == 0, result.output
+    got = pd.read_csv(io.StringIO(result.output), sep="\t", dtype={"topic": str})
+    expected = metaeval.evaluate(run, qrels, ["AP", "P(rel=2)@1"])
+    pd.testing.assert_frame_equal(got.sort_values(["topic", "measure"]).reset_index(drop=True),
+                                  expected.sort_values(["topic", "measure"]).reset_index(drop=True),
+                                  check_dtype=False)
+    assert got.set_index(["topic", "measure"]).loc[("q1", "AP"), "value"] == pytest.approx(0.5)
+
+
+def test_evaluate_table_json_and_aggregates(files):
+    qrels, run = files
+    table = runner.invoke(app, ["evaluate", qrels, run, "-m", "AP", "-m", "nDCG"])
+    assert table.exit_code == 0 and "sysA" in table.output and "0.7500" in table.output
+    out = runner.invoke(app, ["evaluate", qrels, run, "-m", "AP", "--format", "json",
+                              "--agg", "gmean"])
+    records = json.loads(out.output)
+    assert records == [{"run": "sysA", "measure": "AP", "value": pytest.approx(0.5 ** 0.5)}]
+
+
+def test_evaluate_condensed_and_depth(files):
+    qrels, run = files
+    out = runner.invoke(app, ["evaluate", qrels, run, "-m", "P@1", "--depth", "1", "--format",
+                              "json", "--per-topic"])
+    assert [r["value"] for r in json.loads(out.output)] == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-m", "Nope"], "unknown measure"),
+    (["-m", "P"], "needs a cutoff"),
+    (["-m", "AP(rel=0)"], "rel must be"),
+    (["--missing", "drop"], "missing"),
+    (["--agg", "harmonic"], "aggregate"),
+])
+def test_evaluate_bad_options_fail_cleanly(files, args, message):
+    qrels, run = files
+    result = runner.invoke(app, ["evaluate", qrels, run, *args])
+    assert result.exit_code == 2
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_evaluate_malformed_file_names_file_and_line(files, tmp_path):
+    qrels, _ = files
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d1 1 3.0 s\nq1 Q0 d2 2 oops s\n")
+    result = runner.invoke(app, ["evaluate", qrels, str(bad)])
+    assert result.exit_code == 2
+    assert "bad.run, line 2" in result.output and "not a number" in result.output
+    swapped = runner.invoke(app, ["evaluate", files[1], files[1]])
+    assert swapped.exit_code == 2 and "looks like a run file" in swapped.output
+
+
+def test_measures_lists_every_registered_measure():
+    result = runner.invoke(app, ["measures", "--format", "json"])
+    assert result.exit_code == 0
+    names = {d["name"] for d in json.loads(result.output)}
+    assert {"AP", "P", "Rprec", "RR", "R", "nDCG", "Bpref", "infAP", "Success", "NumRet",
+            "NumRel", "NumRelRet", "Judged"} <= names
+    text = runner.invoke(app, ["measures"]).output
+    assert "formula" in text and "reference" in text
+
+
+def test_quickstart_runs_end_to_end():
+    result = runner.invoke(app, ["quickstart"])
+    assert result.exit_code == 0, result.output
+    assert "neural" in result.output and "AP" in result.output
+
+
+def test_console_script_entry_point():
+    """The installed `metaeval` command (what the README's first command runs)."""
+    out = subprocess.run([sys.executable, "-m", "metaeval", "--help"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and "evaluate" in out.stdout
