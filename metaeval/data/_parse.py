@@ -67,7 +67,8 @@ def _sniff_delimiter(data: bytes, n_fields: int) -> bytes | None:
 def _fast_table(data: bytes, names: list[str], kind: str) -> pa.Table | None:
     """Arrow's CSV reader on a cleanly delimited file; None when the file needs the exact path."""
     delim = _sniff_delimiter(data, len(names))
-    if delim is None or _COMMENT.search(data):
+    # A byte search first: the multi-line regex is slow on large files and rarely needed.
+    if delim is None or (b"#" in data and _COMMENT.search(data)):
         return None
     other = b" " if delim == b"\t" else b"\t"
     if other in data or b"\r" in data:  # a field could hold whitespace trec_eval splits on
