@@ -198,3 +198,68 @@ class infAP(BinaryMeasure):
         terms[:, :, 0] = 1.0
         total = np.where(rel, terms, 0.0).sum(axis=2)
         return safe_divide(total, tensor.n_relevant(self.rel)[None, :])
+
+
+def _bpref_parts(tensor: EvalTensor, rel_level: int):
+    """At every retrieved relevant document: its (run, topic) cell, topic and n_r, the number
+    of judged non-relevant documents ranked above it (unjudged ones skipped).
+
+    Only relevant ranks add a term, so the terms are built on those ranks alone.
+    """
+    codes = tensor.codes
+    rel = codes >= rel_level
+    nonrel = (codes >= 0) & ~rel
+    # At a relevant rank the inclusive count of non-relevant documents is the count above it.
+    above = np.cumsum(nonrel, axis=2, dtype=np.int32)
+    flat = np.flatnonzero(rel)
+    cell = flat // codes.shape[2]
+    return cell, cell % tensor.n_topics, above.reshape(-1)[flat].astype(np.float64)
+
+
+def _bpref_total(tensor: EvalTensor, cell: np.ndarray, terms: np.ndarray, rel_level: int):
+    sums = np.bincount(cell, weights=terms, minlength=tensor.n_runs * tensor.n_topics)
+    return safe_divide(sums.reshape(tensor.n_runs, tensor.n_topics),
+                       tensor.n_relevant(rel_level)[None, :])
+
+
+@register(aliases=("bpref_R",))
+@dataclass(frozen=True, kw_only=True)
+class Bpref_R(BinaryMeasure):
+    """bpref as defined in the paper, Sakai's bpref_R (Buckley & Voorhees 2004; Sakai 2007).
+
+    bpref_R = (1/R) sum over retrieved relevant r of [1 - min(n_r, R)/R], n_r the number of
+    judged non-relevant documents ranked above r (unjudged documents are skipped). It differs
+    from trec_eval's :class:`Bpref` only when N < R (trec_eval divides by min(N, R)).
+    """
+
+    name = "Bpref_R"
+    recall_normalised = True
+    formula = "bpref_R = (1/R) sum_r [1 - min(n_r, R)/R]"
+    reference = ("Buckley & Voorhees, SIGIR 2004; Sakai, 'Alternatives to bpref', SIGIR 2007")
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        cell, topic, above = _bpref_parts(tensor, self.rel)
+        n_rel = tensor.n_relevant(self.rel)[topic]
+        terms = 1.0 - safe_divide(np.minimum(above, n_rel), n_rel)
+        return _bpref_total(tensor, cell, terms, self.rel)
+
+
+@register(aliases=("bpref_N",))
+@dataclass(frozen=True, kw_only=True)
+class Bpref_N(BinaryMeasure):
+    """Sakai's bpref_N: every judged non-relevant document above a relevant one costs 1/N.
+
+    bpref_N = (1/R) sum over retrieved relevant r of [1 - n_r/N], n_r as in :class:`Bpref_R` and
+    N the number of judged non-relevant documents of the topic (a topic with N = 0 has n_r = 0,
+    and every retrieved relevant document scores 1).
+    """
+
+    name = "Bpref_N"
+    recall_normalised = True
+    formula = "bpref_N = (1/R) sum_r [1 - n_r/N]"
+    reference = "Sakai, 'Alternatives to bpref', SIGIR 2007; NTCIREVAL"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        cell, topic, above = _bpref_parts(tensor, self.rel)
+        terms = 1.0 - safe_divide(above, tensor.n_nonrelevant(self.rel)[topic])
+        return _bpref_total(tensor, cell, terms, self.rel)

@@ -1,14 +1,170 @@
-"""Graded-gain measures: nDCG in trec_eval's form."""
+"""Graded-relevance measures: nDCG (trec_eval, Burges and Jarvelin-Kekalainen forms), nCG,
+the Q-measure, rank-biased precision and its residual, ERR / nERR, and the graded average
+precision family GAP, xGAP, eGAP.
+
+Conventions shared by every measure here (METHODS.md §0, §6.4):
+
+* Grades are the qrels values 0 .. c, c = the highest grade in the qrels
+  (:attr:`EvalTensor.n_grades` - 1). Unjudged and unpooled documents have gain 0.
+* ``gains=`` maps grades to gains, written ``{1:1,2:3,3:7}``; it overrides the gain of the
+  grades it names and leaves the other grades at the measure's default gain (trec_eval's
+  ``ndcg_p`` convention, ``-m ndcg_p.1=3.5,2=9``). Gains must be finite and >= 0.
+* A topic for which the ideal value is 0 (nothing relevant) scores 0, as in trec_eval.
+
+Everything is vectorised over (runs, topics, ranks); the only Python loops run over grades.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from metaeval.engine import EvalTensor
-from metaeval.measures._common import log2_discount, safe_divide, top
+from metaeval.measures._common import log2_discount, ranks, safe_divide, top
 from metaeval.measures.base import Measure, register
+from metaeval.measures.binary import BinaryMeasure
+
+#: Type of a ``gains=`` parameter once normalised: sorted ((grade, gain), ...) pairs.
+GainsMap = tuple[tuple[int, float], ...]
+
+GAIN_FORMS = ("linear", "exp")
+DISCOUNTS = ("log2", "jk")
+
+
+# ---------------------------------------------------------------------------- helpers
+def normalise_gains(owner: str, gains, *, upper: float | None = None) -> GainsMap | None:
+    """Check a ``gains=`` mapping and return it as a sorted tuple of (int grade, float gain).
+
+    Accepts a mapping or an iterable of pairs (what the parser produces from ``{1:1,2:3}``).
+    Raises ValueError naming ``gains`` when a grade is not an integer >= 0 or a gain is not a
+    finite number in [0, ``upper``].
+    """
+    if gains is None:
+        return None
+    items = gains.items() if isinstance(gains, Mapping) else gains
+    try:
+        pairs = [tuple(p) for p in items]
+    except TypeError:
+        raise ValueError(f"{owner}: gains must map grades to gains, e.g. {{1:1,2:3}}, "
+                         f"got {gains!r}") from None
+    out: dict[int, float] = {}
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ValueError(f"{owner}: gains must map grades to gains, e.g. {{1:1,2:3}}, "
+                             f"got {gains!r}")
+        grade, gain = pair
+        if isinstance(grade, bool) or not isinstance(grade, (int, np.integer)) or grade < 0:
+            raise ValueError(f"{owner}: gains keys must be integer grades >= 0, got {grade!r}")
+        if isinstance(gain, bool) or not isinstance(gain, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(gain) or gain < 0 or (upper is not None and gain > upper):
+            limit = f"[0, {upper:g}]" if upper is not None else ">= 0"
+            raise ValueError(f"{owner}: gains values must be finite numbers {limit}, "
+                             f"got {gain!r} for grade {grade}")
+        if int(grade) in out:
+            raise ValueError(f"{owner}: gains gives grade {grade} twice")
+        out[int(grade)] = float(gain)
+    if not out:
+        raise ValueError(f"{owner}: gains is empty; omit it to use the default gains")
+    return tuple(sorted(out.items()))
+
+
+def gain_table(n_grades: int, form: str = "linear", gains: GainsMap | None = None) -> np.ndarray:
+    """Gain of grades 0 .. n_grades-1: the grade (linear) or 2^grade - 1 (exp), then overridden
+    by the ``gains`` mapping where it names a grade (grades beyond the qrels are ignored)."""
+    grades = np.arange(n_grades, dtype=np.float64)
+    table = grades if form == "linear" else np.exp2(grades) - 1.0
+    for grade, gain in gains or ():
+        if grade < n_grades:
+            table[grade] = gain
+    return table
+
+
+def per_rank(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Value of ``table[grade]`` at every rank; 0 for unjudged, unpooled and past-the-end codes.
+
+    Codes are >= -2 (:data:`~metaeval.engine.UNJUDGED`), so two leading zeros make one gather.
+    """
+    padded = np.concatenate([[0.0, 0.0], np.asarray(table, dtype=np.float64)])
+    return padded[codes.astype(np.intp) + 2]
+
+
+class RankedHits:
+    """The ranks where ``mask`` holds, as flat arrays grouped by (run, topic) in rank order.
+
+    Most measures here only add terms at relevant (or judged) ranks, a small fraction of a
+    1000-deep tensor; working on those ranks alone keeps the full-size work to one
+    ``flatnonzero`` and a few cumulative sums. Group = run * T + topic.
+    """
+
+    def __init__(self, codes: np.ndarray, mask: np.ndarray):
+        n_runs, n_topics, depth = codes.shape
+        flat = np.flatnonzero(mask)          # C order: by run, topic, then rank
+        self.shape = (n_runs, n_topics)
+        self.group, rank0 = np.divmod(flat, depth)
+        self.rank0 = rank0                   # 0-based rank
+        self.rank = rank0 + 1.0              # 1-based rank, float
+        self.topic = self.group % n_topics
+        self.grade = codes.reshape(-1)[flat]
+        first = np.ones(len(flat), dtype=bool)
+        first[1:] = self.group[1:] != self.group[:-1]
+        starts = np.flatnonzero(first)
+        block = np.cumsum(first) - 1                # index of each element's group block
+        self.start = starts[block]                  # position of each element's group start
+        self._block = block
+        self._offset = np.arange(len(flat)) - self.start
+        self._n_blocks = len(starts)
+
+    def cumsum(self, values: np.ndarray) -> np.ndarray:
+        """Inclusive cumulative sum of ``values`` within each (run, topic) group."""
+        values = np.asarray(values)
+        if values.dtype.kind in "iub":
+            # Exact in integers: one running sum, minus what came before each group.
+            cs = np.cumsum(values, dtype=np.int64)
+            return cs - cs[self.start] + values[self.start]
+        # Floats: a running sum across groups would lose the small values of a late group to
+        # rounding against the large total before it, so sum each group in its own row.
+        width = int(self._offset.max(initial=-1)) + 1
+        rows = np.zeros((self._n_blocks, width))
+        rows[self._block, self._offset] = values
+        return np.cumsum(rows, axis=1)[self._block, self._offset]
+
+    def total(self, values: np.ndarray) -> np.ndarray:
+        """(S, T) sum of ``values`` over each (run, topic) group (0 for empty groups)."""
+        n = self.shape[0] * self.shape[1]
+        return np.bincount(self.group, weights=values, minlength=n).reshape(self.shape)
+
+
+def positive_at(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """(S, T, D) bool: the grade at this rank has a positive ``table`` value (codes < 0: no)."""
+    positive = np.concatenate([[False, False], np.asarray(table) > 0])
+    return positive[codes.astype(np.intp) + 2]
+
+
+def ideal_per_rank(grade_counts: np.ndarray, table: np.ndarray, depth: int,
+                   grades: np.ndarray | None = None) -> np.ndarray:
+    """(T, depth) value of ``table`` at each rank of every topic's ideal list.
+
+    The ideal list holds the judged documents of the given ``grades`` (default: every grade
+    with a positive value) ordered by decreasing value; ranks past its end hold 0. Built one
+    block of equal grades at a time, so no per-document loop.
+    """
+    table = np.asarray(table, dtype=np.float64)
+    if grades is None:
+        grades = np.flatnonzero(table > 0)
+    grades = np.asarray(grades, dtype=np.intp)
+    order = grades[np.argsort(-table[grades], kind="stable")]
+    counts = grade_counts[:, order]
+    ends = np.cumsum(counts, axis=1)
+    starts = ends - counts
+    r = np.arange(depth)[None, :]
+    out = np.zeros((grade_counts.shape[0], depth), dtype=np.float64)
+    for b, grade in enumerate(order):
+        block = (r >= starts[:, b:b + 1]) & (r < ends[:, b:b + 1])
+        out[block] = table[grade]
+    return out
 
 
 def ideal_dcg(grade_counts: np.ndarray, gains: np.ndarray, discount: np.ndarray,
@@ -39,36 +195,553 @@ def ideal_dcg(grade_counts: np.ndarray, gains: np.ndarray, discount: np.ndarray,
     return ((cum[ends] - cum[starts]) * gains[order][None, :]).sum(axis=1)
 
 
+def jk_discount(depth: int, base: float) -> np.ndarray:
+    """1 / disc(r) for r = 1..depth, disc(r) = 1 for r <= b and log_b(r) otherwise
+    (Jarvelin & Kekalainen 2002; NTCIREVAL's nDCG with b = 2)."""
+    r = ranks(depth)
+    disc = np.where(r <= base, 1.0, np.log(np.maximum(r, 1.0)) / math.log(base))
+    return 1.0 / disc
+
+
+# ---------------------------------------------------------------------------- gain mixin
+@dataclass(frozen=True, kw_only=True)
+class GainMeasure(Measure):
+    """A measure with a gain form (``gain=linear|exp``) and an optional ``gains=`` mapping."""
+
+    gain: str = "linear"
+    gains: GainsMap | None = None
+
+    def _validate(self) -> None:
+        if self.gain not in GAIN_FORMS:
+            raise ValueError(f"{self.name}: gain must be one of {GAIN_FORMS}, got {self.gain!r}")
+        object.__setattr__(self, "gains", normalise_gains(self.name, self.gains))
+
+    def gain_values(self, n_grades: int) -> np.ndarray:
+        """Gain of grades 0 .. n_grades-1."""
+        return gain_table(n_grades, self.gain, self.gains)
+
+
+# ---------------------------------------------------------------------------- nDCG, nCG
 @register(aliases=("ndcg",))
 @dataclass(frozen=True, kw_only=True)
-class nDCG(Measure):
-    """Normalised discounted cumulative gain, trec_eval ``ndcg`` (``ndcg_cut`` with a cutoff).
+class nDCG(GainMeasure):
+    """Normalised discounted cumulative gain; by default exactly trec_eval ``ndcg`` / ``ndcg_cut``.
 
-    DCG@k = sum_{r<=k} gain(r) / log2(r + 1), gain = the document's grade (unjudged: 0);
-    nDCG@k = DCG@k / DCG*@k, the ideal ranking holding every judged document of positive gain
-    in decreasing gain, cut at the same k. Without a cutoff the whole list and the whole ideal
-    list count. The relevance level does not apply (as in trec_eval). 0 when DCG* = 0.
+    DCG@k = sum_{r<=k} gain(r) * w(r) and nDCG@k = DCG@k / DCG*@k, where the ideal ranking holds
+    every judged document of positive gain in decreasing gain, cut at the same k (no cutoff:
+    the whole list and the whole ideal list). Unjudged documents have gain 0; the relevance
+    level does not apply (as in trec_eval). 0 when DCG* = 0.
+
+    Parameters
+    ----------
+    gain : {"linear", "exp"}
+        ``linear``: gain = grade (trec_eval, Jarvelin & Kekalainen). ``exp``: gain = 2^grade - 1
+        (Burges et al. 2005, gdeval).
+    gains : mapping grade -> gain, optional
+        Overrides the gain of the grades it names, e.g. ``nDCG(gains={1:1,2:3,3:7})``; other
+        grades keep the ``gain`` form (trec_eval ``ndcg_p.1=3.5,2=9`` semantics).
+    discount : {"log2", "jk"}
+        ``log2``: w(r) = 1/log2(r + 1) (trec_eval, Burges). ``jk``: w(r) = 1/disc(r) with
+        disc(r) = 1 for r <= base and log_base(r) otherwise (Jarvelin & Kekalainen 2002,
+        NTCIREVAL's nDCG).
+    base : float
+        The log base b of ``discount="jk"`` (default 2); must stay 2 with ``log2``.
+    cutoff : int, optional
+        ``nDCG@k``.
+
+    References
+    ----------
+    Jarvelin & Kekalainen, "Cumulated gain-based evaluation of IR techniques", ACM TOIS 2002.
+    Burges et al., "Learning to rank using gradient descent", ICML 2005.
     """
 
     cutoff: int | None = None
+    discount: str = "log2"
+    base: float = 2.0
     name = "nDCG"
     cutoff_field = "cutoff"
     recall_normalised = True
-    formula = "nDCG@k = sum_{r<=k} g(r)/log2(r+1) / ideal"
+    formula = ("nDCG@k = sum_{r<=k} g(r) w(r) / ideal; w(r) = 1/log2(r+1) (log2), or 1 for "
+               "r <= b and 1/log_b(r) beyond (jk); g = grade (linear), 2^grade-1 (exp) or gains")
     reference = ("Jarvelin & Kekalainen, 'Cumulated gain-based evaluation of IR techniques', "
-                 "ACM TOIS 2002; trec_eval ndcg")
+                 "ACM TOIS 2002; Burges et al., ICML 2005; trec_eval ndcg")
 
-    def gains(self, n_grades: int) -> np.ndarray:
-        """Gain of grades 0 .. n_grades-1."""
-        return np.arange(n_grades, dtype=np.float64)
+    def _validate(self) -> None:
+        super()._validate()
+        if self.discount not in DISCOUNTS:
+            raise ValueError(f"{self.name}: discount must be one of {DISCOUNTS}, got {self.discount!r}")
+        if isinstance(self.base, bool) or not isinstance(self.base, (int, float)) \
+                or not math.isfinite(self.base) or self.base <= 1:
+            raise ValueError(f"{self.name}: base must be a number > 1, got {self.base!r}")
+        object.__setattr__(self, "base", float(self.base))
+        if self.discount == "log2" and self.base != 2.0:
+            raise ValueError(f"{self.name}: base applies to discount=jk only; "
+                             f"write {self.name}(discount=jk,base={self.base:g})")
+
+    def weights(self, depth: int) -> np.ndarray:
+        """Discount weight w(r) of ranks 1..depth."""
+        if self.discount == "log2":
+            return log2_discount(depth)
+        return jk_discount(depth, self.base)
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         codes = top(tensor, self.cutoff)
-        gains = self.gains(tensor.n_grades)
-        # Codes < 0 (unjudged, unpooled, past the end) have gain 0: index a padded table.
-        table = np.concatenate([[0.0, 0.0], gains])
-        dcg = (table[codes.astype(np.int64) + 2] * log2_discount(codes.shape[2])).sum(axis=2)
+        gains = self.gain_values(tensor.n_grades)
+        dcg = (per_rank(gains, codes) * self.weights(codes.shape[2])).sum(axis=2)
         n_ideal = int(tensor.grade_counts.sum(axis=1).max(initial=0))
         depth = n_ideal if self.cutoff is None else min(self.cutoff, n_ideal)
-        ideal = ideal_dcg(tensor.grade_counts, gains, log2_discount(max(depth, 1)), self.cutoff)
+        ideal = ideal_dcg(tensor.grade_counts, gains, self.weights(max(depth, 1)), self.cutoff)
         return safe_divide(dcg, ideal[None, :])
+
+
+@register(aliases=("ncg",))
+@dataclass(frozen=True, kw_only=True)
+class nCG(GainMeasure):
+    """Normalised cumulative gain: nDCG without a discount (Jarvelin & Kekalainen 2002).
+
+    nCG@k = sum_{r<=k} g(r) / sum_{r<=k} g*(r), the ideal list holding every judged document
+    of positive gain in decreasing gain, cut at k. Without a cutoff this is the share of the
+    topic's total gain that the list retrieves (a graded recall). Gains as in :class:`nDCG`.
+    """
+
+    cutoff: int | None = None
+    name = "nCG"
+    cutoff_field = "cutoff"
+    recall_normalised = True
+    formula = "nCG@k = sum_{r<=k} g(r) / sum_{r<=k} g*(r)"
+    reference = ("Jarvelin & Kekalainen, 'Cumulated gain-based evaluation of IR techniques', "
+                 "ACM TOIS 2002")
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        codes = top(tensor, self.cutoff)
+        gains = self.gain_values(tensor.n_grades)
+        cg = per_rank(gains, codes).sum(axis=2)
+        n_ideal = int(tensor.grade_counts.sum(axis=1).max(initial=0))
+        depth = n_ideal if self.cutoff is None else min(self.cutoff, n_ideal)
+        ideal = ideal_dcg(tensor.grade_counts, gains, np.ones(max(depth, 1)), self.cutoff)
+        return safe_divide(cg, ideal[None, :])
+
+
+# ---------------------------------------------------------------------------- Q-measure
+@register(aliases=("q", "Qmeasure"))
+@dataclass(frozen=True, kw_only=True)
+class Q(GainMeasure, BinaryMeasure):
+    """Q-measure (Sakai): average precision blended with cumulative gain.
+
+    BR(r) = (C(r) + beta CG(r)) / (r + beta CG*(r)) and Q = (1/R) sum over relevant ranks r of
+    BR(r), where C(r) counts the relevant documents (grade >= ``rel``) in ranks 1..r, CG(r) is
+    the cumulative gain of the list and CG*(r) that of the ideal list (every relevant document
+    sorted by gain), padded with CG*(R) for r > R. Q@l divides by min(l, R) (NTCIREVAL).
+    Grades below ``rel`` have gain 0 (NTCIREVAL: only gain levels L1.. are relevant), which
+    keeps BR(r) <= 1. Q(beta=0) is AP; a larger beta weights the gains more.
+
+    With beta > 0, moving a relevant document above a non-relevant one can *lower* Q: an early
+    low-gain document is compared with an ideal prefix that already holds the high-gain ones
+    (e.g. R = {3, 1}: ranking grades 0,0,3,1 gives 0.661, 0,1,3,0 gives 0.595). That is the
+    definition, as NTCIREVAL computes it.
+
+    Parameters
+    ----------
+    beta : float
+        Persistence weight, >= 0 (default 1).
+    gain : {"linear", "exp"}
+        Gain form: the grade (default) or 2^grade - 1.
+    gains : mapping grade -> gain, optional
+        Overrides the gain of the grades it names (NTCIREVAL's ``-g 1:2:3`` is
+        ``gains={1:1,2:2,3:3}``).
+    rel : int
+        Relevance level for C(r) and R (default 1).
+    cutoff : int, optional
+        Q@l.
+
+    References
+    ----------
+    Sakai, "New performance metrics based on multigrade relevance", NTCIR-4, 2004;
+    Sakai, "On the reliability of information retrieval metrics based on graded relevance",
+    Information Processing & Management 2007.
+    """
+
+    cutoff: int | None = None
+    beta: float = 1.0
+    name = "Q"
+    cutoff_field = "cutoff"
+    recall_normalised = True
+    formula = "Q = (1/R) sum_{r: rel(r)} (C(r) + beta CG(r)) / (r + beta CG*(r))"
+    reference = ("Sakai, 'On the reliability of information retrieval metrics based on graded "
+                 "relevance', IP&M 2007; NTCIREVAL")
+
+    def _validate(self) -> None:
+        BinaryMeasure._validate(self)
+        GainMeasure._validate(self)
+        if isinstance(self.beta, bool) or not isinstance(self.beta, (int, float)) \
+                or not math.isfinite(self.beta) or self.beta < 0:
+            raise ValueError(f"{self.name}: beta must be a finite number >= 0, got {self.beta!r}")
+        object.__setattr__(self, "beta", float(self.beta))
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        codes = top(tensor, self.cutoff)
+        depth = codes.shape[2]
+        gains = self.gain_values(tensor.n_grades)
+        gains[:self.rel] = 0.0
+        # Only relevant ranks add a term, and only they have a gain: C(r) and CG(r) at those
+        # ranks are cumulative sums over the relevant ranks alone.
+        hits = RankedHits(codes, codes >= self.rel)
+        count = hits.cumsum(np.ones(len(hits.rank), dtype=np.int64))
+        cg = hits.cumsum(gains[hits.grade])
+        relevant_grades = np.arange(self.rel, tensor.n_grades)
+        ideal = ideal_per_rank(tensor.grade_counts, gains, depth, relevant_grades)
+        # The ideal cumulative gain stops growing after rank R: that is the CG*(R) padding.
+        cg_ideal = np.cumsum(ideal, axis=1)[hits.topic, hits.rank0]
+        total = hits.total((count + self.beta * cg) / (hits.rank + self.beta * cg_ideal))
+        n_rel = tensor.n_relevant(self.rel)
+        if self.cutoff is not None:
+            n_rel = np.minimum(n_rel, self.cutoff)
+        return safe_divide(total, n_rel[None, :])
+
+
+# ---------------------------------------------------------------------------- RBP
+def _check_p(owner: str, p) -> float:
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
+        raise ValueError(f"{owner}: p must be a number with 0 < p < 1, got {p!r}")
+    return float(p)
+
+
+@register(aliases=("rbp",))
+@dataclass(frozen=True, kw_only=True)
+class RBP(Measure):
+    """Rank-biased precision (Moffat & Zobel 2008).
+
+    RBP = (1 - p) sum_{r<=d} g(r) p^(r-1), with g(r) = grade / c, c the highest grade in the
+    qrels (binary qrels: g = 1 for relevant), d the list length (or the cutoff). The true value
+    of a list whose unjudged documents and unseen tail are unknown lies in
+    [RBP, RBP + RBP_resid]. An ideal list with R documents of the top grade scores 1 - p^R.
+
+    Parameters
+    ----------
+    p : float
+        Persistence, 0 < p < 1 (default 0.8, as MATTERS; the paper uses 0.5, 0.8, 0.95; trec_eval
+        0.9; NTCIREVAL 0.95).
+    gains : mapping grade -> gain in [0, 1], optional
+        Overrides grade / c for the grades it names.
+    cutoff : int, optional
+        Evaluate the first k documents only.
+    """
+
+    cutoff: int | None = None
+    p: float = 0.8
+    gains: GainsMap | None = None
+    name = "RBP"
+    cutoff_field = "cutoff"
+    formula = "RBP = (1-p) sum_r g(r) p^(r-1), g = grade / max grade"
+    reference = ("Moffat & Zobel, 'Rank-biased precision for measurement of retrieval "
+                 "effectiveness', ACM TOIS 2008")
+
+    def _validate(self) -> None:
+        object.__setattr__(self, "p", _check_p(self.name, self.p))
+        object.__setattr__(self, "gains", normalise_gains(self.name, self.gains, upper=1.0))
+
+    def gain_values(self, n_grades: int) -> np.ndarray:
+        """Gain of grades 0 .. n_grades-1: grade / c (c = highest grade), or ``gains``."""
+        table = np.arange(n_grades, dtype=np.float64) / max(n_grades - 1, 1)
+        return _override(table, self.gains)
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        codes = top(tensor, self.cutoff)
+        gains = self.gain_values(tensor.n_grades)
+        hits = RankedHits(codes, positive_at(gains, codes))
+        return hits.total((1.0 - self.p) * gains[hits.grade] * self.p ** hits.rank0)
+
+
+def _override(table: np.ndarray, gains: GainsMap | None) -> np.ndarray:
+    for grade, gain in gains or ():
+        if grade < len(table):
+            table[grade] = gain
+    return table
+
+
+@register(aliases=("RBP.resid", "rbp_resid", "RBPResid"))
+@dataclass(frozen=True, kw_only=True)
+class RBP_resid(Measure):
+    """Residual of rank-biased precision: the weight RBP could still gain (Moffat & Zobel 2008).
+
+    resid = p^d + (1 - p) sum_{r<=d, r unjudged} p^(r-1), d = the list length (or the cutoff
+    when the list is longer): the unseen tail beyond the list plus every unjudged or unpooled
+    rank inside it. Nothing judged at depth 10 gives p^10 (METHODS.md O8). Unlike trec_eval's
+    ``rbp_resid``, a list with no unjudged document still has the tail p^d.
+    """
+
+    cutoff: int | None = None
+    p: float = 0.8
+    name = "RBP_resid"
+    cutoff_field = "cutoff"
+    formula = "resid = p^d + (1-p) sum_{r<=d, unjudged(r)} p^(r-1)"
+    reference = ("Moffat & Zobel, 'Rank-biased precision for measurement of retrieval "
+                 "effectiveness', ACM TOIS 2008; Webber rbp_eval")
+
+    def _validate(self) -> None:
+        object.__setattr__(self, "p", _check_p(self.name, self.p))
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        codes = top(tensor, self.cutoff)
+        # p^d + (1-p) sum over unjudged r <= d of p^(r-1) = 1 - (1-p) sum over judged r <= d
+        # of p^(r-1), since all weights of ranks 1..d plus p^d add up to 1. Judged ranks are
+        # few, and they are always inside the list.
+        hits = RankedHits(codes, codes >= 0)
+        judged = hits.total((1.0 - self.p) * self.p ** hits.rank0)
+        return 1.0 - judged
+
+
+# ---------------------------------------------------------------------------- ERR
+@dataclass(frozen=True, kw_only=True)
+class _Cascade(Measure):
+    cutoff: int | None = None
+    gains: GainsMap | None = None
+    cutoff_field = "cutoff"
+
+    def _validate(self) -> None:
+        object.__setattr__(self, "gains", normalise_gains(self.name, self.gains))
+
+    def stop_probabilities(self, n_grades: int) -> np.ndarray:
+        """Chapelle's stopping probability (2^g - 1) / 2^gmax of grades 0 .. n_grades-1."""
+        g = gain_table(n_grades, "linear", self.gains)
+        g_max = g.max(initial=0.0)
+        if g_max <= 0:
+            return np.zeros(n_grades)
+        return (np.exp2(g) - 1.0) / np.exp2(g_max)
+
+
+def _err_sparse(codes: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    """(S, T) ERR of the ranked lists of grade codes, from the stopping probability per grade.
+
+    Only ranks with a positive stopping probability change the product prod_{i<r} (1 - R_i),
+    so it is a cumulative sum of log(1 - R_i) over those ranks alone.
+    """
+    hits = RankedHits(codes, positive_at(stop, codes))
+    r = stop[hits.grade]
+    log_keep = np.log1p(-r)
+    reach = np.exp(hits.cumsum(log_keep) - log_keep)
+    return hits.total(r * reach / hits.rank)
+
+
+def _err(stop: np.ndarray) -> np.ndarray:
+    """ERR of lists of stopping probabilities along the last axis."""
+    depth = stop.shape[-1]
+    # Probability the user is still reading at rank r: product of (1 - R_i) over i < r.
+    reach = np.cumprod(1.0 - stop, axis=-1)
+    reach = np.concatenate([np.ones(stop.shape[:-1] + (1,)), reach[..., :-1]], axis=-1)
+    return (stop * reach / ranks(depth)).sum(axis=-1)
+
+
+@register(aliases=("err",))
+@dataclass(frozen=True, kw_only=True)
+class ERR(_Cascade):
+    """Expected reciprocal rank (Chapelle, Metzler, Zhang & Grinspan, CIKM 2009).
+
+    ERR@k = sum_{r<=k} (1/r) R_r prod_{i<r} (1 - R_i), with the stopping probability
+    R = (2^g - 1) / 2^gmax, g the grade (or ``gains[grade]``) and gmax the highest grade in the
+    qrels (gdeval fixes gmax = 4; NTCIREVAL uses g / (gmax + 1) instead). Binary qrels give
+    R = 1/2 for a relevant document, so ERR is not RR there.
+    """
+
+    name = "ERR"
+    formula = "ERR = sum_r (1/r) R_r prod_{i<r} (1 - R_i), R = (2^g - 1)/2^gmax"
+    reference = ("Chapelle, Metzler, Zhang & Grinspan, 'Expected reciprocal rank for graded "
+                 "relevance', CIKM 2009")
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        return _err_sparse(top(tensor, self.cutoff), self.stop_probabilities(tensor.n_grades))
+
+
+@register(aliases=("nerr",))
+@dataclass(frozen=True, kw_only=True)
+class nERR(_Cascade):
+    """Normalised ERR: ERR@k divided by the ERR@k of the ideal list (NTCIREVAL's nERR@l).
+
+    The ideal list holds every judged document with a positive stopping probability, highest
+    grade first; no cutoff means the whole list and the whole ideal list. 0 when nothing is
+    relevant. Stopping probabilities as in :class:`ERR`.
+    """
+
+    name = "nERR"
+    recall_normalised = True
+    formula = "nERR@k = ERR@k / ERR*@k"
+    reference = ("Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; Sakai & Song, 'Evaluating "
+                 "diversified search results using per-intent graded relevance', SIGIR 2011")
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        codes = top(tensor, self.cutoff)
+        stop = self.stop_probabilities(tensor.n_grades)
+        err = _err_sparse(codes, stop)
+        n_ideal = int(tensor.grade_counts.sum(axis=1).max(initial=0))
+        depth = max(n_ideal if self.cutoff is None else min(self.cutoff, n_ideal), 1)
+        ideal = _err(ideal_per_rank(tensor.grade_counts, stop, depth))
+        return safe_divide(err, ideal[None, :])
+
+
+# ---------------------------------------------------------------------------- GAP family
+@dataclass(frozen=True, kw_only=True)
+class _ThresholdMeasure(Measure):
+    """Base of GAP, xGAP, eGAP: a distribution g over the user's relevance threshold."""
+
+    g: tuple[float, ...] | None = None
+    recall_normalised = True
+
+    def _validate(self) -> None:
+        if self.g is None:
+            return
+        g = self.g
+        if isinstance(g, (int, float)) and not isinstance(g, bool):
+            g = (g,)
+        try:
+            values = tuple(g)
+        except TypeError:
+            raise ValueError(f"{self.name}: g must be a tuple of probabilities, e.g. "
+                             f"g=(0.1,0.9), got {self.g!r}") from None
+        if not values:
+            raise ValueError(f"{self.name}: g is empty; omit it for the uniform default")
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                    or not math.isfinite(v) or v < 0:
+                raise ValueError(f"{self.name}: g must hold non-negative numbers, got {self.g!r}")
+        if abs(math.fsum(values) - 1.0) > 1e-9:
+            raise ValueError(f"{self.name}: g must sum to 1 (it is the probability of each "
+                             f"threshold grade 1..c), got {self.g!r} summing to {math.fsum(values):g}")
+        object.__setattr__(self, "g", tuple(float(v) for v in values))
+
+    def thresholds(self, n_grades: int) -> np.ndarray:
+        """g_1 .. g_L as an array of length L + 1 with a leading 0 (index = grade).
+
+        Default: uniform over the grades 1..c of the qrels (c = n_grades - 1). A given g must
+        cover every grade of the qrels (len(g) >= c). A longer g is allowed: its extra grades
+        have no documents, so users with those thresholds find nothing relevant (GAP and
+        xGAP/eGAP then behave as for a topic without documents of those grades).
+        """
+        c = n_grades - 1
+        if self.g is None:
+            if c < 1:
+                return np.zeros(1)
+            return np.concatenate([[0.0], np.full(c, 1.0 / c)])
+        if len(self.g) < c:
+            raise ValueError(f"{self}: g has {len(self.g)} threshold probabilities but the qrels "
+                             f"have grades 1..{c}; give one probability per grade")
+        return np.concatenate([[0.0], np.asarray(self.g, dtype=np.float64)])
+
+    def _per_grade(self, tensor: EvalTensor):
+        """The relevant ranks (grade >= 1) and, per threshold j with g_j > 0, (j, g_j, at_j,
+        C_j): at_j marks the ranks of grade >= j and C_j = #{m <= n : i_m >= j} there."""
+        g = self.thresholds(tensor.n_grades)
+        hits = RankedHits(tensor.codes, tensor.codes >= 1)
+        per_grade = []
+        for j in range(1, len(g)):
+            if g[j] == 0:
+                continue
+            at = hits.grade >= j
+            per_grade.append((j, g[j], at, hits.cumsum(at.astype(np.int64))))
+        return g, hits, per_grade
+
+@register(aliases=("gap",))
+@dataclass(frozen=True, kw_only=True)
+class GAP(_ThresholdMeasure):
+    """Graded average precision (Robertson, Kanoulas & Yilmaz, SIGIR 2010).
+
+    Grades 1..c; g_j = P(the user's relevance threshold is grade j), G(j) = sum_{i<=j} g_i,
+    G(0) = 0. With i_n the grade at rank n,
+
+        GAP = [sum_{n: i_n > 0} (1/n) sum_{m<=n} G(min(i_m, i_n))] / [sum_j R_j G(j)].
+
+    Computed with per-threshold cumulative counts C_j(n) = #{m <= n : i_m >= j}:
+    sum_{m<=n} G(min(i_m, i_n)) = sum_{j <= i_n} g_j C_j(n), so GAP = sum_j g_j R^(j) AP_j /
+    sum_j g_j R^(j) with AP_j the AP at threshold j and R^(j) = #{grade >= j}. g = (1, 0, ...)
+    gives AP; all mass on k gives AP(rel=k). 0 when no user would find anything relevant.
+
+    Parameters
+    ----------
+    g : tuple of float, optional
+        Threshold probabilities over grades 1..c, non-negative, summing to 1, e.g.
+        ``GAP(g=(0.1,0.9))``. Default uniform over the grades 1..c of the qrels. A g longer
+        than c is allowed (its extra thresholds have no documents: those users find nothing
+        relevant); a shorter one raises ValueError when evaluated.
+    """
+
+    name = "GAP"
+    formula = "GAP = sum_{n: i_n>0} (1/n) sum_{m<=n} G(min(i_m,i_n)) / sum_j R_j G(j)"
+    reference = ("Robertson, Kanoulas & Yilmaz, 'Extending average precision to graded "
+                 "relevance judgments', SIGIR 2010")
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        _, hits, per_grade = self._per_grade(tensor)
+        num = np.zeros(len(hits.rank))
+        den = np.zeros(tensor.n_topics)
+        for j, g_j, at, count in per_grade:
+            num += g_j * np.where(at, count, 0) / hits.rank
+            den += g_j * tensor.n_relevant(j)
+        return safe_divide(hits.total(num), den[None, :])
+
+
+@register(aliases=("egap",))
+@dataclass(frozen=True, kw_only=True)
+class eGAP(_ThresholdMeasure):
+    """Expected graded average precision (Ferrante, Ferro & Maistro, CLEF 2014).
+
+    eGAP = sum_j g_j AP_j, with AP_j the binary AP when grade >= j counts as relevant and
+    R^(j) = sum_{l>=j} R_l. Terms with R^(j) = 0 are dropped (they add 0, as in MATTERS): the
+    users with that threshold find nothing relevant, so a topic lacking the top grades cannot
+    reach 1. g as in :class:`GAP`.
+    """
+
+    name = "eGAP"
+    formula = "eGAP = sum_{j: R^(j)>0} g_j AP_j"
+    reference = ("Ferrante, Ferro & Maistro, 'Rethinking how to extend average precision to "
+                 "graded relevance', CLEF 2014")
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        _, hits, per_grade = self._per_grade(tensor)
+        out = np.zeros(len(hits.rank))
+        for j, g_j, at, count in per_grade:
+            # g_j * AP_j, term by term; R^(j) = 0 means no rank has grade >= j: nothing added.
+            n_rel = tensor.n_relevant(j)[hits.topic]
+            out += g_j * safe_divide(np.where(at, count, 0) / hits.rank, n_rel)
+        return hits.total(out)
+
+
+@register(aliases=("xgap",))
+@dataclass(frozen=True, kw_only=True)
+class xGAP(_ThresholdMeasure):
+    """Extended graded average precision (Ferrante, Ferro & Maistro, CLEF 2014).
+
+    xGAP = sum_{n: i_n > J} (1/n) (A(i_n) / G(i_n)) sum_{m<=n} G(min(i_m, i_n)), where
+    A(k) = sum_{j<=k} g_j / R^(j) is the probability that the user of FFM's model picks the
+    document at rank n in step 1 (threshold j with probability g_j, then one of the R^(j)
+    documents of grade >= j uniformly), G as in :class:`GAP`, and J the number of leading zero
+    g_j (those grades are relevant to nobody). Terms with R^(j) = 0 are dropped; 0 when the
+    topic has no document above grade J. g as in :class:`GAP`. As MATTERS computes it.
+
+    Unlike GAP and eGAP, xGAP can fall when a grade-2 document is swapped above a grade-1
+    one (the per-document weight A(i_n)/G(i_n) is not monotone in the grade).
+    """
+
+    name = "xGAP"
+    formula = "xGAP = sum_{n: i_n>J} (1/n) (A(i_n)/G(i_n)) sum_{m<=n} G(min(i_m,i_n))"
+    reference = ("Ferrante, Ferro & Maistro, 'Rethinking how to extend average precision to "
+                 "graded relevance', CLEF 2014")
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        g, hits, per_grade = self._per_grade(tensor)
+        top_grade = len(g) - 1
+        # sum_{m<=n} G(min(i_m, i_n)) = sum_{j <= i_n} g_j C_j(n).
+        inner = np.zeros(len(hits.rank))
+        for j, g_j, at, count in per_grade:
+            inner += g_j * np.where(at, count, 0)
+        # factor[t, k] = A(k) / G(k) for a document of grade k; 0 where G(k) = 0 (k <= J).
+        big_g = np.cumsum(g)
+        n_rel = np.stack([tensor.n_relevant(j) for j in range(top_grade + 1)], axis=1)
+        share = safe_divide(np.broadcast_to(g[None, :], n_rel.shape), n_rel)
+        share[:, 0] = 0.0
+        factor = safe_divide(np.cumsum(share, axis=1), np.broadcast_to(big_g, n_rel.shape))
+        per_doc = factor[hits.topic, np.minimum(hits.grade, top_grade)]
+        return hits.total(per_doc * inner / hits.rank)
+
+
+__all__ = ["nDCG", "nCG", "Q", "RBP", "RBP_resid", "ERR", "nERR", "GAP", "xGAP", "eGAP",
+           "GainMeasure", "gain_table", "ideal_dcg", "ideal_per_rank", "normalise_gains",
+           "jk_discount", "per_rank"]
