@@ -37,3 +37,51 @@ def count_at(cumulative: np.ndarray, positions: np.ndarray) -> np.ndarray:
 def log2_discount(depth: int) -> np.ndarray:
     """1 / log2(r + 1) for r = 1..depth (trec_eval ``ndcg``, Burges et al.)."""
     return 1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64))
+
+
+class RankedHits:
+    """The ranks where ``mask`` holds, as flat arrays grouped by (run, topic) in rank order.
+
+    Most measures here only add terms at relevant (or judged) ranks, a small fraction of a
+    1000-deep tensor; working on those ranks alone keeps the full-size work to one
+    ``flatnonzero`` and a few cumulative sums. Group = run * T + topic.
+    """
+
+    def __init__(self, codes: np.ndarray, mask: np.ndarray):
+        n_runs, n_topics, depth = codes.shape
+        flat = np.flatnonzero(mask)          # C order: by run, topic, then rank
+        self.shape = (n_runs, n_topics)
+        self.group, rank0 = np.divmod(flat, depth)
+        self.rank0 = rank0                   # 0-based rank
+        self.rank = rank0 + 1.0              # 1-based rank, float
+        self.topic = self.group % n_topics
+        self.grade = codes.reshape(-1)[flat]
+        first = np.ones(len(flat), dtype=bool)
+        first[1:] = self.group[1:] != self.group[:-1]
+        starts = np.flatnonzero(first)
+        block = np.cumsum(first) - 1                # index of each element's group block
+        self.start = starts[block]                  # position of each element's group start
+        self._block = block
+        self._offset = np.arange(len(flat)) - self.start
+        #: 1-based position of each hit among its group's hits (the n of "n-th relevant").
+        self.count = self._offset + 1.0
+        self._n_blocks = len(starts)
+
+    def cumsum(self, values: np.ndarray) -> np.ndarray:
+        """Inclusive cumulative sum of ``values`` within each (run, topic) group."""
+        values = np.asarray(values)
+        if values.dtype.kind in "iub":
+            # Exact in integers: one running sum, minus what came before each group.
+            cs = np.cumsum(values, dtype=np.int64)
+            return cs - cs[self.start] + values[self.start]
+        # Floats: a running sum across groups would lose the small values of a late group to
+        # rounding against the large total before it, so sum each group in its own row.
+        width = int(self._offset.max(initial=-1)) + 1
+        rows = np.zeros((self._n_blocks, width))
+        rows[self._block, self._offset] = values
+        return np.cumsum(rows, axis=1)[self._block, self._offset]
+
+    def total(self, values: np.ndarray) -> np.ndarray:
+        """(S, T) sum of ``values`` over each (run, topic) group (0 for empty groups)."""
+        n = self.shape[0] * self.shape[1]
+        return np.bincount(self.group, weights=values, minlength=n).reshape(self.shape)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metaeval.engine import UNJUDGED, EvalTensor
-from metaeval.measures._common import count_at, ranks, safe_divide, top
+from metaeval.engine import UNJUDGED, UNPOOLED, EvalTensor
+from metaeval.measures._common import RankedHits, safe_divide, top
 from metaeval.measures.base import Measure, register
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
@@ -28,6 +28,19 @@ class BinaryMeasure(Measure):
     def _validate(self) -> None:
         if isinstance(self.rel, bool) or not isinstance(self.rel, (int, np.integer)) or self.rel < 1:
             raise ValueError(f"{self.name}: rel must be an integer >= 1, got {self.rel!r}")
+
+    def relevant_hits(self, tensor: EvalTensor, cutoff: int | None = None) -> RankedHits:
+        """The relevant ranks (within the cutoff), grouped by run and topic.
+
+        Relevant documents are a small share of a deep tensor, so the binary measures add their
+        terms over these ranks alone instead of over every rank.
+        """
+        codes = top(tensor, cutoff)
+        return RankedHits(codes, codes >= self.rel)
+
+    def per_topic(self, tensor: EvalTensor, hits: RankedHits, terms: np.ndarray) -> np.ndarray:
+        """(S, T) sum of ``terms`` over ``hits``, divided by R (0 when R = 0)."""
+        return safe_divide(hits.total(terms), tensor.n_relevant(self.rel)[None, :])
 
 
 @register(aliases=("MAP", "map"))
@@ -46,10 +59,9 @@ class AP(BinaryMeasure):
     reference = "Buckley & Voorhees, 'Retrieval system evaluation', TREC: Experiment and Evaluation, 2005"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        rel = top(tensor, self.cutoff) >= self.rel
-        hits = np.cumsum(rel, axis=2, dtype=np.int32)
-        precision_sum = (np.where(rel, hits, 0) / ranks(rel.shape[2])).sum(axis=2)
-        return safe_divide(precision_sum, tensor.n_relevant(self.rel)[None, :])
+        hits = self.relevant_hits(tensor, self.cutoff)
+        # The n-th relevant document of a list contributes n / rank.
+        return self.per_topic(tensor, hits, hits.count / hits.rank)
 
 
 @register
@@ -83,9 +95,8 @@ class Rprec(BinaryMeasure):
     reference = "Buckley & Voorhees, TREC: Experiment and Evaluation, 2005"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        n_rel = tensor.n_relevant(self.rel)
-        hits = np.cumsum(tensor.codes >= self.rel, axis=2, dtype=np.int32)
-        return safe_divide(count_at(hits, n_rel), n_rel[None, :])
+        hits = self.relevant_hits(tensor)
+        return self.per_topic(tensor, hits, hits.rank <= tensor.n_relevant(self.rel)[hits.topic])
 
 
 @register(aliases=("MRR", "recip_rank"))
@@ -100,9 +111,8 @@ class RR(BinaryMeasure):
     reference = "Voorhees, 'The TREC-8 question answering track report', TREC 1999"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        rel = top(tensor, self.cutoff) >= self.rel
-        first = rel.argmax(axis=2)
-        return np.where(rel.any(axis=2), 1.0 / (first + 1.0), 0.0)
+        hits = self.relevant_hits(tensor, self.cutoff)
+        return hits.total(np.where(hits.count == 1, 1.0 / hits.rank, 0.0))
 
 
 @register(aliases=("recall",))
@@ -118,8 +128,8 @@ class R(BinaryMeasure):
     reference = "trec_eval recall"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        hits = (top(tensor, self.cutoff) >= self.rel).sum(axis=2)
-        return safe_divide(hits, tensor.n_relevant(self.rel)[None, :])
+        hits = self.relevant_hits(tensor, self.cutoff)
+        return self.per_topic(tensor, hits, np.ones(len(hits.rank)))
 
 
 @register
@@ -154,16 +164,11 @@ class Bpref(BinaryMeasure):
     reference = "Buckley & Voorhees, 'Retrieval evaluation with incomplete information', SIGIR 2004"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        codes = tensor.codes
-        rel = codes >= self.rel
-        nonrel = (codes >= 0) & ~rel
-        # At a relevant rank the inclusive count of non-relevant documents is the count above.
-        above = np.cumsum(nonrel, axis=2, dtype=np.int32)
-        n_rel = tensor.n_relevant(self.rel)[None, :, None]
-        n_non = tensor.n_nonrelevant(self.rel)[None, :, None]
-        penalty = safe_divide(np.minimum(above, n_rel), np.minimum(n_non, n_rel))
-        terms = np.where(rel, 1.0 - penalty, 0.0)
-        return safe_divide(terms.sum(axis=2), tensor.n_relevant(self.rel)[None, :])
+        hits, is_rel, above = _bpref_parts(tensor, self.rel)
+        n_rel = tensor.n_relevant(self.rel)[hits.topic]
+        n_non = tensor.n_nonrelevant(self.rel)[hits.topic]
+        terms = 1.0 - safe_divide(np.minimum(above, n_rel), np.minimum(n_non, n_rel))
+        return self.per_topic(tensor, hits, np.where(is_rel, terms, 0.0))
 
 
 @register(aliases=("infap",))
@@ -185,41 +190,29 @@ class infAP(BinaryMeasure):
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         codes = tensor.codes
-        rel = codes >= self.rel
-        nonrel = (codes >= 0) & ~rel
-        unj = codes == UNJUDGED
-        rel_above = np.cumsum(rel, axis=2, dtype=np.int32) - rel
-        nonrel_above = np.cumsum(nonrel, axis=2, dtype=np.int32)
-        unj_above = np.cumsum(unj, axis=2, dtype=np.int32)
-        j = np.arange(codes.shape[2], dtype=np.float64)
+        # Only pooled documents (judged or pooled-unjudged) enter the counts; unpooled ones
+        # are skipped but keep their rank, which is what j counts.
+        hits = RankedHits(codes, codes != UNPOOLED)
+        is_rel = hits.grade >= self.rel
+        is_unj = hits.grade == UNJUDGED
+        rel_above = hits.cumsum(is_rel) - is_rel
+        nonrel_above = hits.cumsum(~is_rel & ~is_unj)  # inclusive = above, at a relevant rank
+        unj_above = hits.cumsum(is_unj)
+        j = hits.rank0.astype(np.float64)
         pooled_fraction = safe_divide(rel_above + nonrel_above + unj_above, j)
         rel_rate = (rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2 * INFAP_EPSILON)
-        terms = 1.0 / (j + 1.0) + (j / (j + 1.0)) * pooled_fraction * rel_rate
-        terms[:, :, 0] = 1.0
-        total = np.where(rel, terms, 0.0).sum(axis=2)
-        return safe_divide(total, tensor.n_relevant(self.rel)[None, :])
+        terms = np.where(j == 0, 1.0, 1.0 / (j + 1.0) + (j / (j + 1.0)) * pooled_fraction * rel_rate)
+        return self.per_topic(tensor, hits, np.where(is_rel, terms, 0.0))
 
 
 def _bpref_parts(tensor: EvalTensor, rel_level: int):
-    """At every retrieved relevant document: its (run, topic) cell, topic and n_r, the number
-    of judged non-relevant documents ranked above it (unjudged ones skipped).
-
-    Only relevant ranks add a term, so the terms are built on those ranks alone.
-    """
+    """The judged ranks, which of them are relevant, and n_r at each: the number of judged
+    non-relevant documents ranked above (unjudged documents are skipped)."""
     codes = tensor.codes
-    rel = codes >= rel_level
-    nonrel = (codes >= 0) & ~rel
+    hits = RankedHits(codes, codes >= 0)
+    is_rel = hits.grade >= rel_level
     # At a relevant rank the inclusive count of non-relevant documents is the count above it.
-    above = np.cumsum(nonrel, axis=2, dtype=np.int32)
-    flat = np.flatnonzero(rel)
-    cell = flat // codes.shape[2]
-    return cell, cell % tensor.n_topics, above.reshape(-1)[flat].astype(np.float64)
-
-
-def _bpref_total(tensor: EvalTensor, cell: np.ndarray, terms: np.ndarray, rel_level: int):
-    sums = np.bincount(cell, weights=terms, minlength=tensor.n_runs * tensor.n_topics)
-    return safe_divide(sums.reshape(tensor.n_runs, tensor.n_topics),
-                       tensor.n_relevant(rel_level)[None, :])
+    return hits, is_rel, hits.cumsum(~is_rel).astype(np.float64)
 
 
 @register(aliases=("bpref_R",))
@@ -238,10 +231,10 @@ class Bpref_R(BinaryMeasure):
     reference = ("Buckley & Voorhees, SIGIR 2004; Sakai, 'Alternatives to bpref', SIGIR 2007")
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        cell, topic, above = _bpref_parts(tensor, self.rel)
-        n_rel = tensor.n_relevant(self.rel)[topic]
+        hits, is_rel, above = _bpref_parts(tensor, self.rel)
+        n_rel = tensor.n_relevant(self.rel)[hits.topic]
         terms = 1.0 - safe_divide(np.minimum(above, n_rel), n_rel)
-        return _bpref_total(tensor, cell, terms, self.rel)
+        return self.per_topic(tensor, hits, np.where(is_rel, terms, 0.0))
 
 
 @register(aliases=("bpref_N",))
@@ -260,6 +253,6 @@ class Bpref_N(BinaryMeasure):
     reference = "Sakai, 'Alternatives to bpref', SIGIR 2007; NTCIREVAL"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        cell, topic, above = _bpref_parts(tensor, self.rel)
-        terms = 1.0 - safe_divide(above, tensor.n_nonrelevant(self.rel)[topic])
-        return _bpref_total(tensor, cell, terms, self.rel)
+        hits, is_rel, above = _bpref_parts(tensor, self.rel)
+        terms = 1.0 - safe_divide(above, tensor.n_nonrelevant(self.rel)[hits.topic])
+        return self.per_topic(tensor, hits, np.where(is_rel, terms, 0.0))
