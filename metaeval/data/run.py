@@ -55,13 +55,37 @@ class Run:
         # Arrow's sort is stable, so ties="input" keeps file order among equal scores.
         table = table.take(pc.sort_indices(table, sort_keys=keys))
         self._check_duplicates(table, name, source, _line_of)
+        topic = table["topic"].combine_chunks()
+        topics, offsets = blocks(topic)
+        self._set(name, ties, source, topic, table["doc"].combine_chunks(),
+                  table["score"].to_numpy(), topics, offsets)
+
+    def _set(self, name, ties, source, topic, doc, score, topics, offsets) -> None:
         self.name = name
         self.ties = ties
         self.source = source
-        self._topic = table["topic"].combine_chunks()
-        self._doc = table["doc"].combine_chunks()
-        self._score = table["score"].to_numpy()
-        self._topics, self._offsets = blocks(self._topic)
+        self._topic = topic
+        self._doc = doc
+        self._score = np.ascontiguousarray(score, dtype=np.float64)
+        self._topics = np.asarray(topics, dtype=object)
+        self._offsets = np.asarray(offsets, dtype=np.int64)
+
+    @classmethod
+    def _from_ranked(cls, name: str, topics: np.ndarray, offsets: np.ndarray, docs: pa.Array,
+                     scores: np.ndarray) -> Run:
+        """A Run from lists that are already in trec_eval ranking order, unchecked.
+
+        For generators that build ranked lists by construction (the simulators): re-sorting and
+        re-checking millions of rows would cost as much as generating them. ``topics`` are the
+        sorted topic ids, ``offsets[t]:offsets[t+1]`` topic t's block of ``docs``/``scores``.
+        The caller guarantees the order and that no document repeats within a topic.
+        """
+        run = object.__new__(cls)
+        sizes = np.diff(offsets)
+        topic = pa.array(np.asarray(topics, dtype=object).astype(str)).take(
+            pa.array(np.repeat(np.arange(len(topics)), sizes)))
+        run._set(name, "trec_eval", None, topic, docs, scores, topics, offsets)
+        return run
 
     @staticmethod
     def _check_duplicates(table: pa.Table, name, source, line_of) -> None:

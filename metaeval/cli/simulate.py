@@ -1,0 +1,169 @@
+"""``metaeval simulate`` (synthetic worlds) and ``metaeval degrade`` (damaged judgments)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from metaeval.cli.evaluate import fail
+from metaeval.data import TrecFormatError
+
+
+def _parse_param(text: str) -> tuple[str, object]:
+    if "=" not in text:
+        fail(f"--param {text!r}: expected NAME=VALUE, e.g. --param rel_median=30")
+    name, value = text.split("=", 1)
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        parsed = value
+    if isinstance(parsed, list):
+        parsed = tuple(parsed)
+    return name.strip(), parsed
+
+
+def simulate(
+    preset: Annotated[str, typer.Option(help="World preset: trec_like, dl_like, "
+                                             "few_highly_relevant, known_item, null.")] = "trec_like",
+    topics: Annotated[int, typer.Option(help="Number of topics.", min=1)] = 50,
+    systems: Annotated[int, typer.Option(help="Number of systems (runs).", min=1)] = 40,
+    seed: Annotated[int, typer.Option(help="Random seed (same seed, same files).")] = 0,
+    out: Annotated[Path, typer.Option(help="Output folder.", file_okay=False)] = Path("world"),
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", help="Override a model parameter, NAME=VALUE (JSON value), repeatable, "
+                        "e.g. --param pool_depth=20 --param 'grade_probs=[0.8,0.2]'.")] = None,
+) -> None:
+    """Generate a synthetic test collection with known truth.
+
+    Writes OUT/truth.qrels (every candidate document's true grade), OUT/qrels.txt (the official
+    depth-k pool), OUT/runs/*.run and OUT/world.json (parameters, seed, teams).
+    """
+    from simulators import make_world
+    from simulators.worlds import PRESETS
+    from metaeval.data import write_qrels, write_runs
+
+    if preset not in PRESETS:
+        fail(f"--preset must be one of {sorted(PRESETS)}, got {preset!r}")
+    overrides = dict(_parse_param(p) for p in param or [])
+    try:
+        world = make_world(preset, n_topics=topics, n_systems=systems,
+                           rng=np.random.default_rng(seed), **overrides)
+    except (ValueError, TypeError) as err:
+        fail(str(err))
+    out.mkdir(parents=True, exist_ok=True)
+    write_qrels(world.truth, out / "truth.qrels")
+    write_qrels(world.qrels, out / "qrels.txt")
+    write_runs(world.runs, out / "runs")
+    record = {"preset": preset, "seed": seed, **world.to_json()}
+    (out / "world.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    typer.echo(f"{world!r} -> {out}")
+
+
+def _read_groups(path: Path | None, names: list[str]) -> dict[str, str]:
+    from simulators.calibrate import teams_from_names
+
+    if path is None:
+        return teams_from_names(names)
+    text = path.read_text()
+    if path.suffix == ".json":
+        data = json.loads(text)
+        return {str(k): str(v) for k, v in (data.get("groups", data)).items()}
+    groups = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            fail(f"{path}, line {n}: expected 'run team', got {line!r}")
+        groups[parts[0]] = parts[1]
+    return groups
+
+
+def degrade(
+    qrels: Annotated[Path, typer.Argument(help="TREC qrels file to degrade.", exists=True,
+                                          dir_okay=False)],
+    method: Annotated[str, typer.Option(help="stratified, uniform, pool_depth, "
+                                             "leave_one_group_out, fewer_teams, assessor_noise.")]
+    = "stratified",
+    rate: Annotated[float | None, typer.Option(help="Sampling rate in percent (stratified, "
+                                                    "uniform) or noise probability in [0, 1] "
+                                                    "(assessor_noise).")] = None,
+    depth: Annotated[int | None, typer.Option(help="Pool depth (pool_depth; pool depth of "
+                                                   "leave_one_group_out / fewer_teams).")] = None,
+    k: Annotated[int | None, typer.Option(help="Number of teams (fewer_teams).")] = None,
+    group: Annotated[str | None, typer.Option(help="Team left out (leave_one_group_out).")] = None,
+    groups: Annotated[Path | None, typer.Option(help="Teams: 'run team' lines, or world.json; "
+                                                     "default: guessed from run names.",
+                                                exists=True, dir_okay=False)] = None,
+    runs: Annotated[list[Path] | None, typer.Option("--runs", help="Run files (pooling methods); "
+                                                    "repeatable.", exists=True, dir_okay=False)]
+    = None,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    out: Annotated[Path, typer.Option(help="Output qrels file.", dir_okay=False)] = Path(
+        "degraded.qrels"),
+) -> None:
+    """Write a reduced (or perturbed) judgment set: one level, one trial."""
+    from metaeval.data import read_qrels, read_runs, write_qrels
+    from simulators.degraders import make_degrader, registered_degraders
+
+    if method not in registered_degraders():
+        fail(f"--method must be one of {sorted(registered_degraders())}, got {method!r}")
+    try:
+        judgments = read_qrels(qrels)
+        runset = read_runs(runs) if runs else None
+    except TrecFormatError as err:
+        fail(str(err))
+    names = runset.names if runset is not None else []
+    params: dict = {}
+    level = None
+    if method in ("stratified", "uniform"):
+        if rate is None:
+            fail(f"--rate is required for {method} (percent of judgments kept, e.g. 10)")
+        params["rates"] = (int(rate) if float(rate).is_integer() else rate,)
+    elif method == "assessor_noise":
+        if rate is None:
+            fail("--rate is required for assessor_noise (probability of a grade change)")
+        params["rates"] = (rate,)
+    elif method == "pool_depth":
+        if depth is None:
+            fail("--depth is required for pool_depth")
+        params["depths"] = (depth,)
+    elif method in ("leave_one_group_out", "fewer_teams"):
+        team_of = _read_groups(groups, names)
+        params["groups"] = team_of
+        if depth is not None:
+            params["depth"] = depth
+        if method == "fewer_teams":
+            if k is None:
+                fail("--k is required for fewer_teams")
+            params["k"] = (k,)
+        else:
+            if group is None:
+                fail(f"--group is required for leave_one_group_out; teams: "
+                     f"{sorted(set(team_of.values()))}")
+            level = group
+    try:
+        degrader = make_degrader(method, **params)
+        if degrader.needs_runs and runset is None:
+            fail(f"{method} pools from runs: give them with --runs")
+        results = degrader.generate(judgments, rng=np.random.default_rng(seed), runs=runset)
+    except ValueError as err:
+        fail(str(err))
+    if level is not None:
+        chosen = [j for j in results if j.level == level]
+        if not chosen:
+            fail(f"--group {level!r} is not a team; teams: {sorted(set(params['groups'].values()))}")
+        result = chosen[0]
+    else:
+        result = results[0]
+    try:
+        degraded = result.to_qrels()
+    except ValueError as err:
+        fail(str(err))
+    write_qrels(degraded, out)
+    typer.echo(f"{method} level {result.level}: {result.n_judged} of "
+               f"{int((judgments.grades >= 0).sum())} judgments kept -> {out}")

@@ -1,0 +1,447 @@
+"""Fit the world model to a real test collection, and the statistics that compare the two.
+
+:func:`collection_stats` summarises a collection (real, or a simulated :class:`World`) by what
+matters to meta-evaluation: relevant documents per topic, grade proportions, judged documents per
+topic, per-system MAP and nDCG, best-worst spread, agreement of system rankings between topic
+halves (Kendall tau-b, ``scipy.stats.kendalltau``), per-topic score correlation between systems,
+the fraction of retrieved documents judged at depth 10 and 100, and overlap between runs.
+
+:func:`calibrate` fits :class:`~simulators.worlds.WorldParams` in two stages.
+
+1. **Moments read off the data.** Grade proportions among relevant documents, their spread over
+   topics (a Dirichlet concentration by the method of moments, after removing multinomial
+   noise), the log-normal of R per topic, run depth and shallow runs, score ties, teams (from
+   run-name prefixes unless ``groups`` is given).
+2. **Simulated moments** (method of simulated moments with common random numbers). A world of
+   the collection's size is simulated; eight parameters are moved, each towards the statistic
+   it mainly controls, by damped multiplicative steps ``theta <- theta (target / simulated)^g``
+   (``doc_share`` on the logit scale, bounded to [0.05, 0.7]); after the last step the last
+   third of the iterates is averaged (Polyak), as the coupled, discrete statistics make the
+   steps oscillate:
+
+   ========================  =========================================================
+   parameter                 target statistic
+   ========================  =========================================================
+   ``effect_mean``           mean nDCG over systems and topics
+   ``system_sd``             sd of the system means of nDCG
+   ``topic_sd``              sd of the topic means of nDCG
+   ``interaction_sd``        residual sd of the two-way (system + topic) fit of nDCG
+   ``rel_median``            median judged-relevant documents per topic (after pooling)
+   ``pool_depth``            mean judged documents per topic
+   ``doc_share``             median distinct documents per topic in the top 10
+   ``grade_quality`` q(g)    share of judged documents with grade g, 0 < g < G
+   ========================  =========================================================
+
+   The same seed is used at every iteration, so the steps follow the parameters, not noise.
+   ``n_candidates`` is not iterated: it is set to 1.05 x the median number of distinct
+   documents per topic in the runs (the union of the runs bounds the candidates).
+
+This is a moment fit, not a likelihood fit; the realism report
+(``reports/simulator-realism/``) shows where it falls short.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from scipy import stats as sps
+
+from metaeval.data import Qrels, RunSet
+from metaeval.engine import EvalTensor
+from metaeval.evaluate import score_matrices
+
+from simulators.worlds import PRESETS, World, WorldParams, _simulate
+
+__all__ = ["CollectionStats", "collection_stats", "calibrate", "teams_from_names"]
+
+
+@dataclass(frozen=True, eq=False)
+class CollectionStats:
+    """Summary statistics of a test collection (see :func:`collection_stats`).
+
+    Arrays are per topic (T,), per system (S,) or per system pair; ``ap`` and ``ndcg`` are the
+    (S, T) per-topic scores.
+    """
+
+    n_topics: int
+    n_systems: int
+    rel_per_topic: np.ndarray
+    judged_per_topic: np.ndarray
+    grade_props: np.ndarray
+    ap: np.ndarray = field(repr=False)
+    ndcg: np.ndarray = field(repr=False)
+    half_tau: np.ndarray = field(repr=False)
+    pair_corr: np.ndarray = field(repr=False)
+    judged_at: dict = field(default_factory=dict)
+    distinct_at: dict = field(default_factory=dict)
+    run_lengths: np.ndarray = field(default=None, repr=False)
+    tie_fraction: np.ndarray = field(default=None, repr=False)
+    rel: int = 1
+
+    @property
+    def map(self) -> np.ndarray:
+        return self.ap.mean(axis=1)
+
+    @property
+    def mean_ndcg(self) -> np.ndarray:
+        return self.ndcg.mean(axis=1)
+
+    def anova(self, scores: np.ndarray | None = None) -> dict[str, float]:
+        """sd of system means, sd of topic means and residual sd of the additive fit."""
+        x = self.ndcg if scores is None else scores
+        sys_m, top_m, grand = x.mean(axis=1), x.mean(axis=0), x.mean()
+        resid = x - sys_m[:, None] - top_m[None, :] + grand
+        return {"mean": float(grand), "system_sd": float(sys_m.std(ddof=1)),
+                "topic_sd": float(top_m.std(ddof=1)), "residual_sd": float(resid.std(ddof=1))}
+
+    def summary(self) -> dict[str, float]:
+        """One number per statistic (used by the report table and the tests)."""
+        out = {
+            "topics": self.n_topics, "systems": self.n_systems,
+            f"R median (grade >= {self.rel})": float(np.median(self.rel_per_topic)),
+            f"R mean (grade >= {self.rel})": float(self.rel_per_topic.mean()),
+            "judged per topic": float(self.judged_per_topic.mean()),
+        }
+        for g, v in enumerate(self.grade_props):
+            out[f"grade {g} share"] = float(v)
+        for name, m in (("MAP", self.map), ("nDCG", self.mean_ndcg)):
+            out[f"{name} mean"] = float(m.mean())
+            out[f"{name} sd over systems"] = float(m.std(ddof=1)) if len(m) > 1 else 0.0
+            out[f"{name} best-worst"] = float(m.max() - m.min())
+        a = self.anova()
+        out["nDCG topic sd"] = a["topic_sd"]
+        out["nDCG residual sd"] = a["residual_sd"]
+        out["half-split tau (nDCG)"] = float(np.nanmean(self.half_tau))
+        out["system pair corr (nDCG)"] = float(np.nanmedian(self.pair_corr))
+        for k, v in self.judged_at.items():
+            out[f"judged@{k}"] = float(v)
+        for k, v in self.distinct_at.items():
+            out[f"distinct@{k}"] = float(v)
+        return out
+
+
+def _kendall_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.array([sps.kendalltau(x, y).statistic for x, y in zip(a, b)])
+
+
+def _stats_from_tensor(tensor: EvalTensor, *, rel: int, rng: np.random.Generator,
+                       n_splits: int, distinct_at: dict, run_lengths: np.ndarray,
+                       tie_fraction: np.ndarray | None) -> CollectionStats:
+    counts = tensor.grade_counts
+    S, T = tensor.n_runs, tensor.n_topics
+    mats = score_matrices(tensor, [f"AP(rel={rel})" if rel != 1 else "AP", "nDCG"])
+    ap, ndcg = mats[next(iter(mats))], mats["nDCG"]
+    # Topic halves: random disjoint halves, systems ranked by mean nDCG on each (tau-b).
+    halves = np.array([rng.permutation(T) for _ in range(n_splits)])
+    h = T // 2
+    a = np.stack([ndcg[:, p[:h]].mean(axis=1) for p in halves])
+    b = np.stack([ndcg[:, p[h:2 * h]].mean(axis=1) for p in halves])
+    tau = _kendall_rows(a, b) if S > 1 else np.array([np.nan])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = np.corrcoef(ndcg) if S > 1 else np.ones((1, 1))
+    iu = np.triu_indices(S, 1)
+    valid = tensor.valid()
+    judged = tensor.codes >= 0
+    judged_at = {}
+    for k in (10, 100):
+        v = valid[:, :, :k]
+        judged_at[k] = float(judged[:, :, :k][v].mean()) if v.any() else float("nan")
+    return CollectionStats(
+        n_topics=T, n_systems=S, rel_per_topic=counts[:, rel:].sum(axis=1) if rel > 0 else
+        counts.sum(axis=1), judged_per_topic=counts.sum(axis=1),
+        grade_props=counts.sum(axis=0) / max(counts.sum(), 1), ap=ap, ndcg=ndcg, half_tau=tau,
+        pair_corr=corr[iu], judged_at=judged_at, distinct_at=distinct_at,
+        run_lengths=run_lengths, tie_fraction=tie_fraction, rel=rel)
+
+
+def _distinct_from_runs(runs: RunSet, topics: np.ndarray, ks=(10, 100, 1000)) -> dict:
+    """Median over topics of the number of distinct documents in the runs' top k."""
+    tpos, dcodes, ranks = [], [], []
+    vocab: dict = {}
+    for run in runs:
+        sizes = np.diff(run.offsets)
+        pos = np.searchsorted(topics, run.topics)
+        pos = np.minimum(pos, len(topics) - 1)
+        known = topics[pos] == run.topics
+        tpos.append(np.repeat(np.where(known, pos, -1), sizes))
+        ranks.append(np.arange(len(run)) - np.repeat(run.offsets[:-1], sizes))
+        dcodes.append(run.docs)
+    docs = pa.chunked_array(dcodes).combine_chunks()
+    code = pc.dictionary_encode(docs).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    tpos, ranks = np.concatenate(tpos), np.concatenate(ranks)
+    return _distinct_counts(tpos, code, ranks, len(topics), int(code.max()) + 1, ks)
+
+
+def _distinct_counts(tpos, code, ranks, n_topics, n_codes, ks) -> dict:
+    # A (topic x document) bitmap is cheaper than sorting millions of keys.
+    out = {}
+    for k in ks:
+        m = (tpos >= 0) & (ranks < k)
+        seen = np.zeros(n_topics * n_codes, dtype=bool)
+        seen[tpos[m] * n_codes + code[m]] = True
+        out[k] = float(np.median(seen.reshape(n_topics, n_codes).sum(axis=1)))
+    return out
+
+
+def _distinct_from_world(world: World, ks) -> dict:
+    S, T, D = world.ranked.shape
+    tpos = np.broadcast_to(np.arange(T)[None, :, None], (S, T, D)).reshape(-1)
+    ranks = np.broadcast_to(np.arange(D)[None, None, :], (S, T, D)).reshape(-1)
+    code = world.ranked.reshape(-1).astype(np.int64)
+    tpos = np.where(code >= 0, tpos, -1)
+    return _distinct_counts(tpos, np.maximum(code, 0), ranks, T, world.params.n_candidates, ks)
+
+
+def _ties_from_runs(runs: RunSet) -> np.ndarray:
+    """Per run, the mean over topics of 1 - (distinct scores / list length)."""
+    out = []
+    for run in runs:
+        s = run.scores
+        off = run.offsets
+        topic = np.repeat(np.arange(len(off) - 1), np.diff(off))
+        same = np.zeros(len(s), dtype=bool)
+        same[1:] = (s[1:] == s[:-1]) & (topic[1:] == topic[:-1])
+        per = np.bincount(topic, weights=same, minlength=len(off) - 1) / np.diff(off)
+        out.append(per.mean())
+    return np.asarray(out)
+
+
+def collection_stats(qrels: Qrels | World, runs: RunSet | None = None, *, rel: int = 1,
+                     rng: np.random.Generator | None = None, n_splits: int = 200,
+                     distinct_ks=(10, 100, 1000)) -> CollectionStats:
+    """Statistics of a collection: ``collection_stats(qrels, runs)`` or ``collection_stats(world)``.
+
+    A world is summarised through its official (pooled) qrels and runs, exactly as a real
+    collection is, so the two are comparable. ``rel`` is the relevance threshold of AP and R
+    (TREC DL uses 2). ``rng`` draws the topic halves (default: seed 0, so the statistic is
+    reproducible).
+    """
+    if isinstance(rel, bool) or not isinstance(rel, (int, np.integer)) or rel < 1:
+        raise ValueError(f"rel must be a positive integer, got {rel!r}")
+    rng = np.random.default_rng(0) if rng is None else rng
+    if isinstance(qrels, World):
+        # The world's own arrays give the same tensor and counts without string matching
+        # (tests/simulators/test_worlds.py checks truth_tensor against EvalTensor.build).
+        world = qrels
+        tensor = world.pool_tensor()
+        return _stats_from_tensor(
+            tensor, rel=rel, rng=rng, n_splits=n_splits,
+            distinct_at=_distinct_from_world(world, distinct_ks),
+            run_lengths=np.median(tensor.lengths, axis=1), tie_fraction=_ties_from_runs(world.runs))
+    if not isinstance(qrels, Qrels) or not isinstance(runs, RunSet):
+        raise TypeError("collection_stats takes (Qrels, RunSet) or a World")
+    tensor = EvalTensor.build(runs, qrels, warn_extra_topics=False)
+    return _stats_from_tensor(
+        tensor, rel=rel, rng=rng, n_splits=n_splits,
+        distinct_at=_distinct_from_runs(runs, qrels.topics, distinct_ks),
+        run_lengths=np.median(tensor.lengths, axis=1), tie_fraction=_ties_from_runs(runs))
+
+
+# ------------------------------------------------------------------------------- calibration
+_TEAM_RE = re.compile(r"[-_.]")
+
+
+def teams_from_names(names) -> dict[str, str]:
+    """A guess at each run's team: the run name up to its first ``-``, ``_`` or ``.``, without
+    trailing digits (``TUW19-p1-f`` -> ``TUW``, ``runid3`` -> ``runid``). A heuristic: pass the
+    real groups to :func:`calibrate` when they are known."""
+    out = {}
+    for n in names:
+        head = _TEAM_RE.split(n, maxsplit=1)[0].rstrip("0123456789") or n
+        out[n] = head.lower()
+    return out
+
+
+def _dirichlet_concentration(counts: np.ndarray) -> float:
+    """Method-of-moments Dirichlet concentration of per-topic grade proportions.
+
+    For proportions pi_t ~ Dirichlet(a p) observed through R_t multinomial draws, the observed
+    share of grade g has (to first order) Var = p_g (1 - p_g) (1/(a + 1) + 1/R_t). Subtracting
+    the multinomial part p_g (1 - p_g) mean(1/R_t), pooling over grades and solving for a gives
+    the estimate, clipped to [0.5, 1000] (1000 when there is no excess variance).
+    """
+    R = counts.sum(axis=1)
+    ok = R >= 2
+    if ok.sum() < 3 or counts.shape[1] < 2:
+        return math.inf
+    props = counts[ok] / R[ok, None]
+    p = counts[ok].sum(axis=0) / R[ok].sum()
+    var = props.var(axis=0, ddof=1)
+    base = p * (1 - p)
+    excess = var - base * np.mean(1 / R[ok])
+    good = (base > 0)
+    ratio = np.sum(excess[good]) / np.sum(base[good])
+    if ratio <= 0:
+        return 1000.0
+    return float(np.clip(1 / ratio - 1, 0.5, 1000.0))
+
+
+def _fast_stats(p: WorldParams, S: int, T: int, seed: int) -> dict[str, float]:
+    """The calibration targets of a simulated world, from arrays (no strings)."""
+    from simulators.pooling import pool_mask
+
+    sim = _simulate(p, S, T, np.random.default_rng(seed))
+    C = p.n_candidates
+    rows = sim.ranked + (np.arange(T, dtype=np.int32) * C)[None, :, None]
+    n_q = T * C
+    doc_index = np.where(sim.ranked >= 0, rows, n_q).astype(np.int32)
+    judgments = sim.grades.reshape(-1).astype(np.int8)
+    tensor = EvalTensor._from_index(
+        runs=[f"s{i}" for i in range(S)], topics=np.arange(T).astype(str), lengths=sim.lengths,
+        answered=sim.lengths > 0, doc_index=doc_index, judgments=judgments,
+        judgment_topic=np.repeat(np.arange(T), C), n_grades=p.n_grades, qrels=None)
+    keep = pool_mask(tensor, p.pool_depth)
+    tensor = tensor.with_judgments(keep)
+    distinct = {}
+    for k in (10, p.depth):
+        r = sim.ranked[:, :, :k]
+        per_topic = [len(np.unique(r[:, t][r[:, t] >= 0])) for t in range(T)]
+        distinct[k] = float(np.median(per_topic))
+    return _targets(tensor, distinct[10], distinct[p.depth])
+
+
+def _targets(tensor: EvalTensor, distinct10: float, distinct_deep: float) -> dict[str, float]:
+    ndcg = score_matrices(tensor, ["nDCG"])["nDCG"]
+    sys_m, top_m, grand = ndcg.mean(axis=1), ndcg.mean(axis=0), ndcg.mean()
+    resid = ndcg - sys_m[:, None] - top_m[None, :] + grand
+    counts = tensor.grade_counts
+    shares = counts.sum(axis=0) / max(counts.sum(), 1)
+    return {**{f"share{g}": float(v) for g, v in enumerate(shares)},
+            "mean": float(grand), "system_sd": float(sys_m.std(ddof=1)),
+            "topic_sd": float(top_m.std(ddof=1)), "residual_sd": float(resid.std(ddof=1)),
+            "rel": float(np.median(counts[:, 1:].sum(axis=1))),
+            "judged": float(counts.sum(axis=1).mean()),
+            "distinct_deep": distinct_deep, "distinct10": distinct10}
+
+
+def calibrate(qrels: Qrels, runs: RunSet, *, groups: Mapping[str, str] | None = None,
+              iterations: int = 15, seed: int = 0, damping: float = 0.5,
+              start: WorldParams | None = None, verbose: bool = False) -> WorldParams:
+    """Fit the world model to a real collection (moments, then simulated moments).
+
+    Parameters
+    ----------
+    qrels : Qrels
+        The official judgments.
+    runs : RunSet
+        The runs that were evaluated (ideally those that were pooled).
+    groups : mapping run -> team, optional
+        Teams; default :func:`teams_from_names`.
+    iterations : int
+        Simulated-moment iterations (0: stage 1 only).
+    seed : int
+        Seed of the simulated worlds (common random numbers across iterations).
+    damping : float
+        Exponent g of the multiplicative steps, in (0, 1].
+    start : WorldParams, optional
+        Starting values for what stage 1 does not read off (default ``trec_like``).
+
+    Returns
+    -------
+    WorldParams
+    """
+    if not isinstance(qrels, Qrels):
+        raise TypeError(f"qrels must be a Qrels, got {type(qrels).__name__}")
+    if not isinstance(runs, RunSet):
+        raise TypeError(f"runs must be a RunSet, got {type(runs).__name__}")
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0:
+        raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
+    if not 0 < damping <= 1:
+        raise ValueError(f"damping must be in (0, 1], got {damping!r}")
+    tensor = EvalTensor.build(runs, qrels, warn_extra_topics=False)
+    S, T = tensor.n_runs, tensor.n_topics
+    counts = tensor.grade_counts                      # (T, G+1)
+    G = counts.shape[1] - 1
+    if G < 1:
+        raise ValueError("qrels have no relevant grade (all grades 0): nothing to fit")
+    rel_counts = counts[:, 1:]
+    R = rel_counts.sum(axis=1)
+    logR = np.log(np.maximum(R, 1))
+    grade_probs = tuple(float(v) for v in rel_counts.sum(axis=0) / max(rel_counts.sum(), 1))
+    lengths = np.median(tensor.lengths, axis=1)
+    depth = int(np.median(lengths))
+    shallow = lengths < depth / 2
+    ties = _ties_from_runs(runs)
+    tied = ties > 0.05
+    distinct = _distinct_from_runs(runs, qrels.topics, (10, depth))
+    teams = groups or teams_from_names(runs.names)
+    team_size = S / max(len(set(teams[n] for n in runs.names)), 1)
+    base = start or PRESETS["trec_like"]
+    # Ties: a tied run with tie fraction f keeps about (1 - f) depth distinct values over a
+    # score range of roughly 4 noise sd, hence the resolution.
+    f_tie = float(np.median(ties[tied])) if tied.any() else 0.0
+    p = dataclasses.replace(
+        base, grade_probs=grade_probs, grade_concentration=_dirichlet_concentration(rel_counts),
+        rel_median=float(np.exp(logR.mean())), rel_sigma=float(logR.std(ddof=1)),
+        rel_min=1, rel_fixed=None, min_top_grade=0, grade_quality=None, depth=depth,
+        # The union of the runs' lists bounds the candidates; a world with C candidates shows
+        # a little fewer distinct documents than C, hence the 5% margin.
+        n_candidates=max(int(round(1.05 * distinct[depth])), depth + 1),
+        shallow_fraction=float(shallow.mean()),
+        shallow_depth=max(1, int(np.median(lengths[shallow]))) if shallow.any() else base.shallow_depth,
+        tie_fraction=float(tied.mean()),
+        tie_resolution=4.0 / max((1 - f_tie) * depth, 1.0) if tied.any() else base.tie_resolution,
+        team_size=float(team_size), pool_depth=min(base.pool_depth, depth))
+    target = _targets(tensor, distinct[10], distinct[depth])
+    p = dataclasses.replace(p, effect_mean=max(p.effect_mean, 0.1))
+    history = []
+    for it in range(iterations):
+        sim = _fast_stats(p, S, T, seed)
+        if verbose:
+            print(it, {k: round(v, 3) for k, v in sim.items()})
+        step = {}
+        for name, key in (("effect_mean", "mean"), ("system_sd", "system_sd"),
+                          ("topic_sd", "topic_sd"), ("interaction_sd", "residual_sd"),
+                          ("rel_median", "rel")):
+            ratio = target[key] / max(sim[key], 1e-6)
+            step[name] = max(getattr(p, name), 1e-3) * ratio ** damping
+        step["rel_median"] = float(min(step["rel_median"], p.n_candidates // 4))
+        # More distinct documents in the top 10 than real -> too little shared noise. Bounded:
+        # past ~0.7 the systems become copies of each other (see the report).
+        ratio10 = sim["distinct10"] / max(target["distinct10"], 1.0)
+        z = math.log(p.doc_share / (1 - p.doc_share)) + 2 * damping * math.log(ratio10)
+        doc_share = float(np.clip(1 / (1 + math.exp(-z)), 0.05, min(0.7, 0.95 - p.team_share)))
+        pool = int(round(p.pool_depth * (target["judged"] / max(sim["judged"], 1.0)) ** damping))
+        # q(g) of the intermediate grades sets how often they reach the pool: move each
+        # towards the share of judged documents with that grade (q(0) = 0, q(G) = 1 fixed).
+        q = p.quality().copy()
+        for g in range(1, G):
+            ratio = target[f"share{g}"] / max(sim.get(f"share{g}", 0.0), 1e-4)
+            q[g] = float(np.clip(q[g] * ratio ** (0.5 * damping), 0.02, 1.0))
+        step["grade_quality"] = tuple(float(v) for v in q)
+        p = dataclasses.replace(p, **step, doc_share=doc_share,
+                                pool_depth=int(np.clip(pool, 1, depth)))
+        history.append(p)
+    if history:
+        # The steps oscillate around the fixed point (the statistics are discrete and coupled);
+        # averaging the last third of the iterates (Polyak averaging) settles it.
+        tail = history[-max(1, len(history) // 3):]
+        avg = {name: float(np.mean([getattr(h, name) for h in tail]))
+               for name in ("effect_mean", "system_sd", "topic_sd", "interaction_sd",
+                            "rel_median", "doc_share")}
+        avg["pool_depth"] = int(round(np.median([h.pool_depth for h in tail])))
+        avg["grade_quality"] = tuple(float(v) for v in
+                                     np.mean([h.quality() for h in tail], axis=0))
+        p = dataclasses.replace(p, **avg)
+    return p
+
+
+def calibration_targets(qrels: Qrels, runs: RunSet) -> dict[str, float]:
+    """The statistics :func:`calibrate` matches, for a real collection."""
+    tensor = EvalTensor.build(runs, qrels, warn_extra_topics=False)
+    depth = int(np.median(np.median(tensor.lengths, axis=1)))
+    d = _distinct_from_runs(runs, qrels.topics, (10, depth))
+    return _targets(tensor, d[10], d[depth])
+
+
+def simulated_targets(params: WorldParams, n_systems: int, n_topics: int, *,
+                      seed: int = 0) -> dict[str, float]:
+    """The same statistics for a world of the model (fast path, no strings)."""
+    return _fast_stats(params, n_systems, n_topics, seed)

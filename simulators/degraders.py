@@ -1,0 +1,634 @@
+"""Judgment degraders: reduced or perturbed judgment sets, damaged the way real ones are.
+
+A degrader takes a judgment set (a :class:`~metaeval.data.Qrels`, or an
+:class:`~metaeval.engine.EvalTensor` that carries one) and produces, for each of its levels and
+each trial, a :class:`Judgments`: a keep-mask over the qrels rows (for
+:meth:`EvalTensor.with_judgments`, the fast path), or new grades (assessor noise, for
+:meth:`EvalTensor.with_grades`), and the same as :class:`Qrels` on demand. Degraders never add
+judgments: a kept row keeps its document, and no document outside the input qrels appears.
+
+Built-in degraders (``name`` in brackets, for :func:`make_degrader` and the CLI):
+
+- :class:`StratifiedSampling` [``stratified``]: Buckley & Voorhees (SIGIR 2004), METHODS.md §4.1.
+- :class:`UniformSampling` [``uniform``]: Yilmaz & Aslam (CIKM 2006), METHODS.md §4.2.
+- :class:`PoolDepth` [``pool_depth``]: shallow pools (Zobel SIGIR 1998; Sakai 2008), §4.4.
+- :class:`LeaveOneGroupOut` [``leave_one_group_out``]: pool reusability (Zobel 1998).
+- :class:`FewerTeams` [``fewer_teams``]: pools from a random subset of teams.
+- :class:`AssessorNoise` [``assessor_noise``]: grades perturbed by a confusion matrix.
+
+A user adds one by subclassing :class:`Degrader` as a frozen dataclass and decorating it with
+:func:`register_degrader`.
+
+All randomness comes from the keyword-only ``rng`` (a :class:`numpy.random.Generator`); the
+same generator state gives the same output. Trials draw from ``rng`` in order, trial by trial.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from metaeval.data import Qrels, RunSet
+from metaeval.engine import EvalTensor
+from metaeval.engine.tensor import UNJUDGED, UNPOOLED
+
+from simulators.pooling import pool_mask
+
+DROPPED = ("unpooled", "unjudged")
+ROUNDING = ("trunc", "round")
+
+
+# ------------------------------------------------------------------------------- results
+@dataclass(frozen=True, eq=False)
+class Judgments:
+    """One degraded judgment set, aligned with the rows of ``source``.
+
+    Attributes
+    ----------
+    method : str
+        Registered name of the degrader.
+    level : Any
+        The level (rate in percent, depth, group name, number of teams, noise rate).
+    trial : int
+    keep : ndarray of bool, shape (Q,)
+        Which rows of ``source`` stay judged.
+    dropped : {"unpooled", "unjudged"}
+        What a removed row becomes: absent from the qrels, or pooled but unjudged (grade -1).
+    source : Qrels
+    grades : ndarray of int8, shape (Q,), optional
+        New grades (assessor noise); None when the grades are unchanged.
+    """
+
+    method: str
+    level: Any
+    trial: int
+    keep: np.ndarray = field(repr=False)
+    dropped: str
+    source: Qrels = field(repr=False)
+    grades: np.ndarray | None = field(default=None, repr=False)
+
+    def codes(self) -> np.ndarray:
+        """Tensor codes of every qrels row: grade, UNJUDGED (-2) or UNPOOLED (-1)."""
+        g = self.source.grades if self.grades is None else self.grades
+        current = np.where(g >= 0, g, UNJUDGED)
+        gone = UNPOOLED if self.dropped == "unpooled" else UNJUDGED
+        return np.where(self.keep, current, gone).astype(np.int8)
+
+    def apply(self, tensor: EvalTensor) -> EvalTensor:
+        """The tensor under this judgment set (one vectorised gather)."""
+        if len(tensor.judgments) != len(self.keep):
+            raise ValueError(f"tensor has {len(tensor.judgments)} judgments, this set "
+                             f"{len(self.keep)}: build the tensor on the same qrels")
+        if self.grades is None:
+            return tensor.with_judgments(self.keep, dropped=self.dropped)
+        return tensor.with_grades(self.codes())
+
+    def to_qrels(self) -> Qrels:
+        """As Qrels: kept rows with their (new) grades; removed rows absent, or -1 when
+        ``dropped="unjudged"``."""
+        g = (self.source.grades if self.grades is None else self.grades).astype(np.int8)
+        if not self.keep.any() and self.dropped == "unpooled":
+            raise ValueError(f"{self.method} at level {self.level!r} removes every judgment: "
+                             "an empty judgment set cannot be written as Qrels (the keep-mask "
+                             "and apply() still work)")
+        if self.dropped == "unjudged":
+            return self.source.with_grades(np.where(self.keep, g, -1).astype(np.int8))
+        return self.source.with_grades(g, keep=self.keep)
+
+    @property
+    def n_judged(self) -> int:
+        """Kept rows with a grade >= 0."""
+        g = self.source.grades if self.grades is None else self.grades
+        return int((self.keep & (g >= 0)).sum())
+
+
+# ------------------------------------------------------------------------------- base class
+_REGISTRY: dict[str, type["Degrader"]] = {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Degrader:
+    """Base class: a frozen dataclass whose fields are the degrader's parameters.
+
+    Subclasses set ``name``, ``dropped``, ``needs_runs``, ``random`` and implement
+    :meth:`levels` and :meth:`_trial`, which returns ``{level: keep_mask}`` (or
+    ``{level: (keep_mask, grades)}``) for one trial over all levels; nesting across levels
+    within a trial (stratified sampling) is therefore natural.
+    """
+
+    name: ClassVar[str] = ""
+    #: What removed judgments become (see :class:`Judgments`).
+    dropped: ClassVar[str] = "unpooled"
+    #: Whether the runs (an EvalTensor) are needed, not just the qrels.
+    needs_runs: ClassVar[bool] = False
+    #: Whether trials differ (False: deterministic, one trial is enough).
+    random: ClassVar[bool] = True
+
+    def __post_init__(self):
+        self._validate()
+
+    def _validate(self) -> None:
+        """Check parameter values; raise ValueError naming the parameter."""
+
+    def levels(self) -> list:
+        raise NotImplementedError
+
+    def _trial(self, qrels: Qrels, tensor: EvalTensor | None,
+               rng: np.random.Generator) -> dict:
+        raise NotImplementedError
+
+    def generate(self, judgments: Qrels | EvalTensor, *, rng: np.random.Generator,
+                 trials: int = 1, runs: RunSet | None = None) -> list[Judgments]:
+        """Degraded judgment sets for every trial and level (trial-major order).
+
+        Parameters
+        ----------
+        judgments : Qrels or EvalTensor
+            The judgments to degrade. For a tensor, its original ``qrels`` are degraded (rows
+            aligned with it), not the current codes of a view already made by
+            ``with_judgments``; :meth:`Judgments.apply` on such a view composes the two.
+        rng : numpy.random.Generator
+        trials : int
+            Independent repetitions (each one draws from ``rng`` after the previous).
+        runs : RunSet, optional
+            For degraders that pool (``needs_runs``) when ``judgments`` is a Qrels.
+        """
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
+            raise ValueError(f"trials must be a positive integer, got {trials!r}")
+        qrels, tensor = _resolve(judgments, runs, self.needs_runs, self.name)
+        out = []
+        for trial in range(int(trials)):
+            result = self._trial(qrels, tensor, rng)
+            for level in self.levels():
+                value = result[level]
+                keep, grades = value if isinstance(value, tuple) else (value, None)
+                out.append(Judgments(self.name, level, trial, np.asarray(keep, dtype=bool),
+                                     self.dropped, qrels, grades))
+        return out
+
+    def __call__(self, judgments, *, rng, trials: int = 1, runs=None) -> list[Judgments]:
+        return self.generate(judgments, rng=rng, trials=trials, runs=runs)
+
+
+def _resolve(judgments, runs, needs_runs: bool, name: str) -> tuple[Qrels, EvalTensor | None]:
+    if isinstance(judgments, EvalTensor):
+        if judgments.qrels is None:
+            raise ValueError("the tensor carries no Qrels; build it with EvalTensor.build")
+        if judgments.judged_only:
+            raise ValueError("degrade the full tensor, not its condensed view")
+        return judgments.qrels, judgments
+    if not isinstance(judgments, Qrels):
+        raise TypeError(f"judgments must be a Qrels or an EvalTensor, got {type(judgments).__name__}")
+    if runs is not None:
+        return judgments, EvalTensor.build(runs, judgments, warn_extra_topics=False)
+    if needs_runs:
+        raise ValueError(f"{name} pools from runs: pass an EvalTensor, or runs=RunSet")
+    return judgments, None
+
+
+def register_degrader(cls: type[Degrader] | None = None):
+    """Class decorator: make a :class:`Degrader` subclass known by its ``name``."""
+
+    def wrap(klass):
+        if not (inspect.isclass(klass) and issubclass(klass, Degrader)):
+            raise TypeError(f"register_degrader() takes a Degrader subclass, got {klass!r}")
+        if not klass.name or not klass.name.isidentifier():
+            raise ValueError(f"{klass.__name__}.name must be an identifier, got {klass.name!r}")
+        if "__dataclass_fields__" not in klass.__dict__:
+            raise TypeError(f"{klass.__name__} must be decorated with "
+                            "@dataclass(frozen=True, kw_only=True)")
+        if klass.dropped not in DROPPED:
+            raise ValueError(f"{klass.__name__}.dropped must be one of {DROPPED}")
+        owner = _REGISTRY.get(klass.name)
+        if owner is not None and owner.__qualname__ != klass.__qualname__:
+            raise ValueError(f"a degrader named {klass.name!r} is already registered "
+                             f"({owner.__qualname__})")
+        _REGISTRY[klass.name] = klass
+        return klass
+
+    return wrap if cls is None else wrap(cls)
+
+
+def registered_degraders() -> dict[str, type[Degrader]]:
+    """Every registered degrader class by name."""
+    return dict(sorted(_REGISTRY.items()))
+
+
+def make_degrader(name: str, **params) -> Degrader:
+    """A degrader by registered name, e.g. ``make_degrader("stratified", rates=[10])``."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown degrader {name!r}; registered: {sorted(_REGISTRY)}")
+    cls = _REGISTRY[name]
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = set(params) - known
+    if unknown:
+        raise ValueError(f"{name}: unknown parameter(s) {sorted(unknown)}; known: {sorted(known)}")
+    return cls(**params)
+
+
+# ------------------------------------------------------------------------------- helpers
+def _check_rates(rates, name="rates") -> tuple:
+    if isinstance(rates, (int, float)) and not isinstance(rates, bool):
+        rates = (rates,)
+    try:
+        rates = tuple(rates)
+    except TypeError:
+        raise ValueError(f"{name} must be a sequence of percentages in (0, 100], got {rates!r}")
+    if not rates:
+        raise ValueError(f"{name} must not be empty")
+    for r in rates:
+        if isinstance(r, bool) or not isinstance(r, (int, float, np.integer, np.floating)) \
+                or not 0 < r <= 100:
+            raise ValueError(f"{name} must be percentages in (0, 100], got {r!r}")
+    if len(set(rates)) != len(rates):
+        raise ValueError(f"{name} must not repeat a value, got {rates!r}")
+    return rates
+
+
+def _check_pos_ints(values, name) -> tuple:
+    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
+        values = (values,)
+    values = tuple(values)
+    if not values or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1
+                         for v in values):
+        raise ValueError(f"{name} must be positive integers, got {values!r}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name} must not repeat a value, got {values!r}")
+    return tuple(int(v) for v in values)
+
+
+def _topic_blocks(qrels: Qrels):
+    off = qrels.offsets
+    return zip(off[:-1], off[1:])
+
+
+def _rounded(x: np.ndarray, rounding: str) -> np.ndarray:
+    # x = P*N/100 is exact whenever P*N is an integer (correctly rounded division), so floor
+    # and floor(x + 1/2) give the exact truncation and half-up rounding (Matlab's round for
+    # x >= 0, as MATTERS uses), with no epsilon.
+    return np.floor(x) if rounding == "trunc" else np.floor(x + 0.5)
+
+
+# ------------------------------------------------------------------------------- degraders
+@register_degrader
+@dataclass(frozen=True, kw_only=True)
+class StratifiedSampling(Degrader):
+    """Stratified random sampling of the judgments (Buckley & Voorhees, SIGIR 2004).
+
+    Per topic (METHODS.md §4.1): shuffle the relevant list (grade >= ``rel``) and the judged
+    non-relevant list (0 <= grade < ``rel``) once per trial, then for each rate P keep the first
+
+        R_P = min(R, max(min_rel, f(P R / 100)))   relevant and
+        N_P = min(N, max(min_nonrel, f(P N / 100)))   non-relevant documents,
+
+    f being truncation (``rounding="trunc"``, the project default after Sakai 2008) or rounding
+    half up (``"round"``, MATTERS' ``downsamplePool.m``). As the lists are shuffled once, the
+    smaller sets are nested in the larger ones. Removed documents become unpooled (absent from
+    the qrels), as in the paper; rows already unjudged (grade -1) are left as they are.
+    """
+
+    rates: tuple = (90, 70, 50, 30, 10)
+    min_rel: int = 1
+    min_nonrel: int = 10
+    rounding: str = "trunc"
+    rel: int = 1
+
+    name: ClassVar[str] = "stratified"
+
+    def _validate(self):
+        object.__setattr__(self, "rates", _check_rates(self.rates))
+        for pname in ("min_rel", "min_nonrel"):
+            v = getattr(self, pname)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise ValueError(f"{pname} must be a non-negative integer, got {v!r}")
+        if self.rounding not in ROUNDING:
+            raise ValueError(f"rounding must be one of {ROUNDING}, got {self.rounding!r}")
+        if isinstance(self.rel, bool) or not isinstance(self.rel, (int, np.integer)) or self.rel < 1:
+            raise ValueError(f"rel must be a positive integer, got {self.rel!r}")
+
+    def levels(self):
+        return list(self.rates)
+
+    def counts(self, R: np.ndarray, N: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray]:
+        """(R_P, N_P) per topic for relevant counts R and non-relevant counts N."""
+        R, N = np.asarray(R), np.asarray(N)
+        r_p = np.minimum(R, np.maximum(self.min_rel, _rounded(rate * R / 100, self.rounding)))
+        n_p = np.minimum(N, np.maximum(self.min_nonrel, _rounded(rate * N / 100, self.rounding)))
+        return r_p.astype(np.int64), n_p.astype(np.int64)
+
+    def _trial(self, qrels, tensor, rng):
+        g = qrels.grades
+        n_q = len(g)
+        is_rel = g >= self.rel
+        is_non = (g >= 0) & ~is_rel
+        # One shuffle per topic and list: a random key per row, ranked within (topic, list).
+        # The rank of a row in its shuffled list is its position; a row is kept at rate P when
+        # its position < R_P (or N_P): nested across rates by construction.
+        position = np.zeros(n_q, dtype=np.int64)
+        R = np.zeros(len(qrels.topics), dtype=np.int64)
+        N = np.zeros(len(qrels.topics), dtype=np.int64)
+        for t, (a, b) in enumerate(_topic_blocks(qrels)):
+            for which, counter in ((is_rel, R), (is_non, N)):
+                rows = a + np.flatnonzero(which[a:b])
+                counter[t] = len(rows)
+                position[rows[rng.permutation(len(rows))]] = np.arange(len(rows))
+        topic = qrels.topic_index
+        out = {}
+        for rate in self.rates:
+            r_p, n_p = self.counts(R, N, rate)
+            keep = np.where(is_rel, position < r_p[topic],
+                            np.where(is_non, position < n_p[topic], True))
+            out[rate] = keep
+        return out
+
+
+@register_degrader
+@dataclass(frozen=True, kw_only=True)
+class UniformSampling(Degrader):
+    """Uniform random sampling of the judged pool (Yilmaz & Aslam, CIKM 2006).
+
+    Per topic with A judged documents (METHODS.md §4.2): draw floor(p A / 100) of them uniformly
+    without replacement, and redraw until the sample holds at least one relevant document
+    (grade >= ``rel``) when the topic has one; such a topic whose sample would be empty
+    (p A < 100) keeps one document so that the condition can hold (our choice: the paper does
+    not say).
+    Unsampled documents become *pooled but unjudged* (qrels grade -1), which infAP needs.
+    Each rate is drawn independently (the paper's samples are not nested).
+    """
+
+    rates: tuple = (90, 70, 50, 30, 10)
+    rel: int = 1
+    max_redraws: int = 100_000
+
+    name: ClassVar[str] = "uniform"
+    dropped: ClassVar[str] = "unjudged"
+
+    def _validate(self):
+        object.__setattr__(self, "rates", _check_rates(self.rates))
+        if isinstance(self.rel, bool) or not isinstance(self.rel, (int, np.integer)) or self.rel < 1:
+            raise ValueError(f"rel must be a positive integer, got {self.rel!r}")
+        if not isinstance(self.max_redraws, (int, np.integer)) or self.max_redraws < 1:
+            raise ValueError(f"max_redraws must be a positive integer, got {self.max_redraws!r}")
+
+    def levels(self):
+        return list(self.rates)
+
+    def _trial(self, qrels, tensor, rng):
+        g = qrels.grades
+        judged = g >= 0
+        is_rel = g >= self.rel
+        out = {}
+        for rate in self.rates:
+            keep = ~judged  # rows already unjudged stay as they are
+            for a, b in _topic_blocks(qrels):
+                rows = a + np.flatnonzero(judged[a:b])
+                A = len(rows)
+                if A == 0:
+                    continue
+                n = int(_rounded(np.asarray(rate * A / 100), "trunc"))
+                has_rel = bool(is_rel[rows].any())
+                if has_rel:
+                    n = max(n, 1)
+                for _ in range(self.max_redraws):
+                    pick = rows[rng.choice(A, n, replace=False)] if n < A else rows
+                    if n == 0:
+                        break
+                    if not has_rel or is_rel[pick].any():
+                        break
+                else:
+                    raise RuntimeError(f"uniform sampling: no relevant document in "
+                                       f"{self.max_redraws} draws (rate {rate}, A={A})")
+                keep[pick] = True
+            out[rate] = keep
+        return out
+
+
+def _require_tensor(tensor, name):
+    if tensor is None:
+        raise ValueError(f"{name} pools from runs: pass an EvalTensor, or runs=RunSet")
+    return tensor
+
+
+@register_degrader
+@dataclass(frozen=True, kw_only=True)
+class PoolDepth(Degrader):
+    """Shallow pools: the depth-k pool of the runs, intersected with the judgments.
+
+    For each depth k (METHODS.md §4.4; Zobel SIGIR 1998; Sakai 2008), a judgment is kept when
+    some run (of ``runs``, default all) ranks its document in its top k (trec_eval order); all
+    others become unpooled. Deterministic: every trial is the same.
+    """
+
+    depths: tuple = (100, 50, 20, 10, 5)
+    runs: tuple | None = None
+
+    name: ClassVar[str] = "pool_depth"
+    needs_runs: ClassVar[bool] = True
+    random: ClassVar[bool] = False
+
+    def _validate(self):
+        object.__setattr__(self, "depths", _check_pos_ints(self.depths, "depths"))
+        if self.runs is not None:
+            object.__setattr__(self, "runs", tuple(self.runs))
+
+    def levels(self):
+        return list(self.depths)
+
+    def _trial(self, qrels, tensor, rng):
+        tensor = _require_tensor(tensor, self.name)
+        return {k: pool_mask(tensor, k, runs=self.runs) for k in self.depths}
+
+
+def _check_groups(groups, tensor: EvalTensor) -> dict[str, list[int]]:
+    """Team -> run positions; every run of the tensor must have a team."""
+    if not isinstance(groups, Mapping) or not groups:
+        raise ValueError("groups must be a non-empty mapping run name -> team name")
+    missing = [r for r in tensor.runs if r not in groups]
+    if missing:
+        raise ValueError(f"groups has no team for run(s) {missing[:5]}"
+                         f"{'...' if len(missing) > 5 else ''}")
+    teams: dict[str, list[int]] = {}
+    for i, r in enumerate(tensor.runs):
+        teams.setdefault(str(groups[r]), []).append(i)
+    return teams
+
+
+def _groups_tuple(groups):
+    if groups is None:
+        raise ValueError("groups is required: a mapping run name -> team name")
+    if isinstance(groups, Mapping):
+        return tuple(sorted((str(k), str(v)) for k, v in groups.items()))
+    return tuple((str(k), str(v)) for k, v in groups)
+
+
+@register_degrader
+@dataclass(frozen=True, kw_only=True)
+class LeaveOneGroupOut(Degrader):
+    """Leave one group out: remove the judgments that only one team contributed.
+
+    For each team g (a level), a judgment is removed when its document is in the
+    depth-``depth`` pool of g's runs and in no other team's (Zobel SIGIR 1998's pool
+    reusability test: how would g's runs score had g not contributed?). Judgments that no run
+    pooled at this depth stay. ``depth=None`` pools whole runs. Deterministic.
+
+    ``groups`` maps each run name to its team (a dict, or pairs).
+    """
+
+    groups: Any = None
+    depth: int | None = 100
+
+    name: ClassVar[str] = "leave_one_group_out"
+    needs_runs: ClassVar[bool] = True
+    random: ClassVar[bool] = False
+
+    def _validate(self):
+        object.__setattr__(self, "groups", _groups_tuple(self.groups))
+        if self.depth is not None:
+            _check_pos_ints(self.depth, "depth")
+
+    def levels(self):
+        return sorted(set(v for _, v in self.groups))
+
+    def _trial(self, qrels, tensor, rng):
+        tensor = _require_tensor(tensor, self.name)
+        teams = _check_groups(dict(self.groups), tensor)
+        n_q = len(tensor.judgments)
+        k = tensor.depth if self.depth is None else min(self.depth, tensor.depth)
+        # Number of teams pooling each row: one bincount per team.
+        per_team = {}
+        count = np.zeros(n_q, dtype=np.int64)
+        for team, pos in teams.items():
+            m = pool_mask(tensor, k, runs=pos)
+            per_team[team] = m
+            count += m
+        out = {}
+        for team in self.levels():
+            m = per_team.get(team, np.zeros(n_q, dtype=bool))
+            out[team] = ~(m & (count == 1))
+        return out
+
+
+@register_degrader
+@dataclass(frozen=True, kw_only=True)
+class FewerTeams(Degrader):
+    """Pools from fewer teams: the depth-``depth`` pool of the runs of k random teams.
+
+    For each k (a level) and trial, k teams are drawn uniformly without replacement; a judgment
+    is kept when a run of those teams ranks its document in its top ``depth``. Levels are
+    drawn independently. ``groups`` maps each run name to its team.
+    """
+
+    k: Any = (5,)
+    groups: Any = None
+    depth: int | None = 100
+
+    name: ClassVar[str] = "fewer_teams"
+    needs_runs: ClassVar[bool] = True
+
+    def _validate(self):
+        object.__setattr__(self, "k", _check_pos_ints(self.k, "k"))
+        object.__setattr__(self, "groups", _groups_tuple(self.groups))
+        n_teams = len(set(v for _, v in self.groups))
+        if max(self.k) > n_teams:
+            raise ValueError(f"k must be at most the number of teams ({n_teams}), got {self.k}")
+        if self.depth is not None:
+            _check_pos_ints(self.depth, "depth")
+
+    def levels(self):
+        return list(self.k)
+
+    def _trial(self, qrels, tensor, rng):
+        tensor = _require_tensor(tensor, self.name)
+        teams = _check_groups(dict(self.groups), tensor)
+        names = sorted(teams)
+        out = {}
+        for k in self.k:
+            chosen = rng.choice(len(names), k, replace=False)
+            pos = sorted(p for i in chosen for p in teams[names[i]])
+            out[k] = pool_mask(tensor, self.depth, runs=pos)
+        return out
+
+
+@register_degrader
+@dataclass(frozen=True, kw_only=True)
+class AssessorNoise(Degrader):
+    """Assessor disagreement: every judged grade is redrawn from a confusion matrix.
+
+    A judged document of grade i gets grade j with probability ``M[i, j]``. With ``confusion``
+    given (a (G+1) x (G+1) row-stochastic matrix over grades 0..G) it is the only level; else
+    each rate r in ``rates`` gives the "adjacent grade" matrix: a grade moves to a neighbouring
+    grade with probability r (split evenly between the two neighbours, all to the one neighbour
+    at the ends). Nothing is added or removed: the keep-mask is all True and the new grades are
+    for :meth:`EvalTensor.with_grades`. Rows unjudged (-1) stay unjudged.
+    """
+
+    rates: tuple = (0.1, 0.2, 0.3)
+    confusion: Any = None
+
+    name: ClassVar[str] = "assessor_noise"
+
+    def _validate(self):
+        if self.confusion is not None:
+            m = np.asarray(self.confusion, dtype=float)
+            if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 2:
+                raise ValueError(f"confusion must be a square matrix over grades 0..G, got shape {m.shape}")
+            if (m < 0).any() or not np.allclose(m.sum(axis=1), 1.0):
+                raise ValueError("confusion must be row-stochastic (non-negative rows summing to 1)")
+            object.__setattr__(self, "confusion", tuple(map(tuple, m.tolist())))
+            object.__setattr__(self, "rates", ("confusion",))
+            return
+        rates = self.rates
+        if isinstance(rates, (int, float)):
+            rates = (rates,)
+        rates = tuple(rates)
+        if not rates or any(not 0 <= r <= 1 for r in rates):
+            raise ValueError(f"rates must be probabilities in [0, 1], got {rates!r}")
+        object.__setattr__(self, "rates", rates)
+
+    def levels(self):
+        return list(self.rates)
+
+    @staticmethod
+    def adjacent(n_grades: int, rate: float) -> np.ndarray:
+        """The adjacent-grade confusion matrix over grades 0..n_grades-1."""
+        m = np.eye(n_grades) * (1 - rate)
+        for i in range(n_grades):
+            nb = [j for j in (i - 1, i + 1) if 0 <= j < n_grades]
+            for j in nb:
+                m[i, j] += rate / len(nb)
+        return m
+
+    def matrix(self, n_grades: int, level) -> np.ndarray:
+        if self.confusion is not None:
+            m = np.asarray(self.confusion)
+            if m.shape[0] < n_grades:
+                raise ValueError(f"confusion covers grades 0..{m.shape[0] - 1} but the qrels "
+                                 f"have grade {n_grades - 1}")
+            return m
+        return self.adjacent(n_grades, level)
+
+    def _trial(self, qrels, tensor, rng):
+        g = qrels.grades
+        judged = g >= 0
+        n_grades = int(g.max()) + 1 if judged.any() else 1
+        if tensor is not None:
+            n_grades = max(n_grades, tensor.n_grades)
+        out = {}
+        for level in self.levels():
+            m = self.matrix(n_grades, level)
+            # Inverse-CDF draw per row: one uniform each, vectorised over rows.
+            cdf = np.cumsum(m, axis=1)
+            cdf[:, -1] = 1.0
+            u = rng.random(len(g))
+            src = np.where(judged, g, 0).astype(np.int64)
+            new = (u[:, None] > cdf[src]).sum(axis=1)
+            grades = np.where(judged, new, g).astype(np.int8)
+            out[level] = (np.ones(len(g), dtype=bool), grades)
+        return out

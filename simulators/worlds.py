@@ -1,0 +1,551 @@
+"""Synthetic worlds: true graded judgments of every candidate document, and system runs.
+
+The generative model
+--------------------
+For each topic ``t = 1..T`` there is a pool of ``C`` candidate documents (``n_candidates``), the
+documents any system may retrieve. Everything else in the collection is never retrieved and so
+plays no part in evaluation.
+
+**Judgments.** The number of relevant documents (grade >= 1) of topic t is
+
+    R_t = clip(round(exp(N(log rel_median, rel_sigma^2))), rel_min, C // 2)
+
+(``rel_fixed`` replaces this by a constant, e.g. 1 for known-item topics). The grades of the R_t
+relevant documents are drawn from per-topic proportions
+``pi_t ~ Dirichlet(grade_concentration * grade_probs)`` over grades 1..G (``grade_probs`` fixed
+for every topic when the concentration is ``inf``); ``min_top_grade`` forces at least that many
+documents of the top grade G, so a topic can have few highly relevant documents but not none
+(the case R(1) >= 10 R(G) of the ``few_highly_relevant`` preset). The remaining C - R_t
+candidates have grade 0. Candidate positions are shuffled, so a document id carries no
+information about its grade.
+
+**Runs.** System s scores candidate d of topic t as
+
+    x[s,t,d] = a[s,t] * q(g_d) + sqrt(doc_share) u[t,d] + sqrt(team_share) v[team(s),t,d]
+               + sqrt(1 - doc_share - team_share) e[s,t,d]
+
+with u, v, e independent standard normal: ``u`` is shared by every system (documents that every
+system finds, or misses), ``v`` by the systems of one team (shared components), ``e`` is the
+system's own noise, so the noise has unit variance and ``doc_share``/``team_share`` are the
+correlations of two systems' noise on one document. ``q(g)`` is ``grade_quality`` (default g/G)
+and the effectiveness
+
+    a[s,t] = max(0, effect_mean + b_s + d_t + c[s,t]),
+    b_s = system_sd (sqrt(team_effect_share) B_team(s) + sqrt(1 - team_effect_share) B_s),
+    d_t ~ N(0, topic_sd^2)  (topic difficulty),   c[s,t] ~ N(0, interaction_sd^2)
+
+is a two-way model with interaction, the model behind the ANOVA analyses of test collections
+(e.g. Sakai 2008 on topic set sizes; Zobel SIGIR 1998 on pool bias). Each system returns its
+top ``depth`` candidates by score (``shallow_depth`` for a random ``shallow_fraction`` of the
+systems). A random ``tie_fraction`` of the systems round their scores to multiples of
+``tie_resolution``, which makes score ties, broken as trec_eval breaks them (document id
+descending). Systems are grouped into teams of about ``team_size`` members; the world's
+``groups`` maps each run to its team (for leave-one-group-out and fewer-teams pools).
+
+The official judgments are a depth-``pool_depth`` pool of all runs (Zobel 1998): the union of
+every run's top documents, judged with their true grades.
+
+Topic ids are ``q001, q002, ...``, document ids ``q001-d00042`` (zero-padded, so string order
+equals candidate order and the truth qrels row of candidate j of topic t is ``t * C + j``),
+runs ``sys001, ...``, teams ``team01, ...``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+import pyarrow as pa
+
+from metaeval.data import Qrels, Run, RunSet
+from metaeval.engine import EvalTensor
+
+
+@dataclass(frozen=True)
+class WorldParams:
+    """Parameters of the generative model (see the module docstring for the formulas).
+
+    Attributes
+    ----------
+    n_candidates : int
+        C, candidate documents per topic (every document any system can retrieve).
+    rel_median, rel_sigma, rel_min : float, float, int
+        R_t is log-normal with median ``rel_median`` and log-sd ``rel_sigma``, at least
+        ``rel_min``.
+    rel_fixed : int or None
+        If set, every topic has exactly this many relevant documents (known-item: 1).
+    grade_probs : tuple of float
+        P(grade = g | relevant) for g = 1..G; G = len(grade_probs). Normalised.
+    grade_concentration : float
+        Dirichlet concentration of the per-topic grade proportions (``inf``: no variation).
+    min_top_grade : int
+        At least this many relevant documents of the top grade per topic.
+    grade_quality : tuple of float or None
+        q(g) for g = 0..G, how strongly a grade lifts a document's score; default g/G.
+    effect_mean, system_sd, topic_sd, interaction_sd : float
+        The effectiveness a[s,t]: mean, system spread, topic difficulty, system x topic.
+    team_size : float
+        Mean number of systems per team.
+    team_effect_share : float
+        Share of the system-effect variance common to a team's systems, in [0, 1].
+    doc_share, team_share : float
+        Share of the score noise common to all systems / to a team; sum < 1.
+    depth : int
+        Length of a run's list per topic (at most ``n_candidates``).
+    shallow_fraction, shallow_depth : float, int
+        This fraction of systems (rounded) return only ``shallow_depth`` documents.
+    tie_fraction, tie_resolution : float, float
+        This fraction of systems (rounded) round scores to multiples of ``tie_resolution``.
+    pool_depth : int
+        Depth of the official pool.
+    """
+
+    n_candidates: int = 2000
+    rel_median: float = 50.0
+    rel_sigma: float = 0.8
+    rel_min: int = 1
+    rel_fixed: int | None = None
+    grade_probs: tuple[float, ...] = (0.55, 0.3, 0.15)
+    grade_concentration: float = 20.0
+    min_top_grade: int = 0
+    grade_quality: tuple[float, ...] | None = None
+    effect_mean: float = 2.0
+    system_sd: float = 0.5
+    topic_sd: float = 0.6
+    interaction_sd: float = 0.4
+    team_size: float = 3.0
+    team_effect_share: float = 0.5
+    doc_share: float = 0.3
+    team_share: float = 0.2
+    depth: int = 1000
+    shallow_fraction: float = 0.0
+    shallow_depth: int = 100
+    tie_fraction: float = 0.0
+    tie_resolution: float = 0.05
+    pool_depth: int = 100
+
+    def __post_init__(self):
+        def bad(name, why):
+            raise ValueError(f"{name} must be {why}, got {getattr(self, name)!r}")
+
+        for name in ("n_candidates", "rel_min", "depth", "shallow_depth", "pool_depth"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                bad(name, "a positive integer")
+        if self.depth > self.n_candidates:
+            bad("depth", f"at most n_candidates ({self.n_candidates})")
+        if self.rel_fixed is not None and (not isinstance(self.rel_fixed, (int, np.integer))
+                                           or not 1 <= self.rel_fixed <= self.n_candidates):
+            bad("rel_fixed", "None or an integer in [1, n_candidates]")
+        if not (self.rel_median > 0 and math.isfinite(self.rel_median)):
+            bad("rel_median", "positive")
+        for name in ("rel_sigma", "system_sd", "topic_sd", "interaction_sd", "tie_resolution",
+                     "grade_concentration"):
+            v = getattr(self, name)
+            if not (v >= 0) or (name != "grade_concentration" and not math.isfinite(v)):
+                bad(name, "a non-negative number")
+        if self.grade_concentration == 0:
+            bad("grade_concentration", "positive (inf for fixed proportions)")
+        if not math.isfinite(self.effect_mean):
+            bad("effect_mean", "finite")
+        probs = np.asarray(self.grade_probs, dtype=float)
+        if probs.ndim != 1 or len(probs) < 1 or (probs < 0).any() or probs.sum() <= 0:
+            bad("grade_probs", "a non-empty sequence of non-negative weights")
+        object.__setattr__(self, "grade_probs", tuple(float(p) for p in probs / probs.sum()))
+        if self.grade_quality is not None:
+            if len(self.grade_quality) != len(probs) + 1:
+                bad("grade_quality", f"a sequence of {len(probs) + 1} values (grades 0..G)")
+            object.__setattr__(self, "grade_quality", tuple(float(q) for q in self.grade_quality))
+        if not 0 <= self.min_top_grade:
+            bad("min_top_grade", "a non-negative integer")
+        if not self.team_size >= 1:
+            bad("team_size", ">= 1")
+        for name in ("team_effect_share", "doc_share", "team_share", "shallow_fraction",
+                     "tie_fraction"):
+            if not 0 <= getattr(self, name) <= 1:
+                bad(name, "in [0, 1]")
+        if self.doc_share + self.team_share >= 1:
+            bad("team_share", f"such that doc_share + team_share < 1 (doc_share={self.doc_share})")
+
+    @property
+    def n_grades(self) -> int:
+        """G + 1: grades 0..G."""
+        return len(self.grade_probs) + 1
+
+    def quality(self) -> np.ndarray:
+        """q(g) for g = 0..G."""
+        if self.grade_quality is not None:
+            return np.asarray(self.grade_quality)
+        return np.arange(self.n_grades) / (self.n_grades - 1)
+
+    def to_dict(self) -> dict:
+        """JSON-ready parameters (``inf`` written as the string ``"inf"``)."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, float) and math.isinf(v):
+                v = "inf"
+            out[f.name] = list(v) if isinstance(v, tuple) else v
+        return out
+
+    @classmethod
+    def from_dict(cls, values: dict) -> WorldParams:
+        known = {f.name for f in fields(cls)}
+        unknown = set(values) - known
+        if unknown:
+            raise ValueError(f"unknown world parameter(s) {sorted(unknown)}; known: {sorted(known)}")
+        clean = {}
+        for k, v in values.items():
+            if v == "inf":
+                v = math.inf
+            clean[k] = tuple(v) if isinstance(v, list) else v
+        return cls(**clean)
+
+
+# ------------------------------------------------------------------------------- presets
+#: Named parameter sets. ``dl_like`` holds the values fitted to TREC DL 2019 + 2020 by
+#: :func:`simulators.calibrate` (see ``reports/simulator-realism/make_report.py``).
+PRESETS: dict[str, WorldParams] = {
+    # Ad hoc TREC (Robust/TREC-8 shape): ~50-100 relevant per topic, binary-ish grades,
+    # depth-100 pools of 1000-deep runs, teams of 2-4 runs.
+    "trec_like": WorldParams(
+        n_candidates=3000, rel_median=60.0, rel_sigma=0.9, grade_probs=(0.75, 0.25),
+        effect_mean=2.0, system_sd=0.5, topic_sd=0.7, interaction_sd=0.4, team_size=3.0,
+        doc_share=0.35, team_share=0.25, depth=1000, shallow_fraction=0.05, shallow_depth=100,
+        tie_fraction=0.1, tie_resolution=0.05, pool_depth=100),
+    # TREC Deep Learning passage ranking: fitted to DL 2019 + 2020, see _DL_LIKE below.
+    "dl_like": WorldParams(),
+    # Graded topics with many marginally relevant and very few highly relevant documents:
+    # E[R(1)] / E[R(3)] = 0.88 / 0.02 = 44 >= 10, and at least one grade-3 document per topic.
+    "few_highly_relevant": WorldParams(
+        n_candidates=2000, rel_median=40.0, rel_sigma=0.7, grade_probs=(0.88, 0.10, 0.02),
+        grade_concentration=50.0, min_top_grade=1, effect_mean=2.0, system_sd=0.5,
+        topic_sd=0.6, interaction_sd=0.4, doc_share=0.3, team_share=0.2, pool_depth=100),
+    # Known-item search: exactly one relevant document per topic (evaluated with RR).
+    "known_item": WorldParams(
+        n_candidates=2000, rel_fixed=1, grade_probs=(1.0,), effect_mean=3.0, system_sd=0.6,
+        topic_sd=0.8, interaction_sd=0.5, doc_share=0.3, team_share=0.2, pool_depth=100),
+    # All systems identical in distribution: no system effect, no interaction, no team
+    # structure in effectiveness, and each system its own team (so no pair of systems is more
+    # alike than another). For calibrating significance tests: every null is true.
+    "null": WorldParams(
+        n_candidates=2000, rel_median=50.0, rel_sigma=0.8, grade_probs=(0.6, 0.3, 0.1),
+        effect_mean=2.0, system_sd=0.0, topic_sd=0.6, interaction_sd=0.0, team_size=1.0,
+        team_effect_share=0.0, doc_share=0.3, team_share=0.0, pool_depth=100),
+}
+
+# Fitted by simulators.calibrate(qrels, runs, iterations=15, seed=0) on TREC DL 2019 and on
+# DL 2020 passage ranking (official qrels, all official runs, ../shared/data), then averaged
+# over the two years: arithmetic mean, geometric mean for rel_median; shallow_depth is 2019's
+# (2020 has no shallow runs). The two fits are in reports/simulator-realism/fitted_params.json
+# (written by reports/simulator-realism/make_report.py). Fit 2019 / 2020 for the record:
+# effect_mean 1.72 / 2.60, system_sd 0.28 / 1.04, topic_sd 1.33 / 1.05, interaction_sd
+# 0.55 / 0.38, rel_median 164 / 78, pool_depth 34 / 22, n_candidates 4586 / 7914.
+_DL_LIKE = dict(
+    n_candidates=6250, rel_median=113.0, rel_sigma=1.0, grade_probs=(0.465, 0.36, 0.175),
+    grade_concentration=3.8, grade_quality=(0.0, 1.0, 0.95, 1.0), effect_mean=2.16,
+    system_sd=0.66, topic_sd=1.19, interaction_sd=0.46, team_size=2.7, team_effect_share=0.5,
+    doc_share=0.7, team_share=0.25, depth=1000, shallow_fraction=0.04, shallow_depth=20,
+    tie_fraction=0.29, tie_resolution=0.0063, pool_depth=28)
+PRESETS["dl_like"] = WorldParams(**_DL_LIKE)
+
+
+def preset(name: str) -> WorldParams:
+    """The parameters of a named preset."""
+    if name not in PRESETS:
+        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
+    return PRESETS[name]
+
+
+_named_preset = preset  # make_world's argument is also called ``preset``
+
+
+# ------------------------------------------------------------------------------- worlds
+@dataclass(frozen=True, eq=False)
+class World:
+    """A simulated test collection with known truth.
+
+    Attributes
+    ----------
+    params : WorldParams
+    truth : Qrels
+        The true grade of every candidate document of every topic.
+    runs : RunSet
+        One run per system, TREC-shaped (names ``sys001``...).
+    qrels : Qrels
+        The official judgments: a depth-``params.pool_depth`` pool of all runs.
+    groups : dict
+        Run name -> team name.
+    ranked : ndarray of int32, shape (S, T, D)
+        Candidate index of the document at each rank (-1 past the end of a list), in
+        trec_eval ranking order.
+    lengths : ndarray of int32, shape (S, T)
+    effect : ndarray, shape (S, T)
+        The true effectiveness a[s,t].
+    system_effect : ndarray, shape (S,)
+        b_s; in expectation a better system has a larger b_s.
+    """
+
+    params: WorldParams
+    truth: Qrels
+    runs: RunSet
+    qrels: Qrels
+    groups: dict[str, str]
+    ranked: np.ndarray = field(repr=False)
+    lengths: np.ndarray = field(repr=False)
+    effect: np.ndarray = field(repr=False)
+    system_effect: np.ndarray = field(repr=False)
+
+    @property
+    def n_topics(self) -> int:
+        return self.ranked.shape[1]
+
+    @property
+    def n_systems(self) -> int:
+        return self.ranked.shape[0]
+
+    def __repr__(self) -> str:
+        return (f"World({self.n_systems} systems x {self.n_topics} topics, depth "
+                f"{self.ranked.shape[2]}, {len(self.qrels)} pooled judgments of "
+                f"{len(self.truth)} candidates)")
+
+    def truth_tensor(self) -> EvalTensor:
+        """The runs against the truth, built from the stored ranks (no string matching)."""
+        n_c = self.params.n_candidates
+        rows = self.ranked + (np.arange(self.n_topics, dtype=np.int32) * n_c)[None, :, None]
+        doc_index = np.where(self.ranked >= 0, rows, len(self.truth)).astype(np.int32)
+        judgments = self.truth.grades.astype(np.int8)
+        return EvalTensor._from_index(
+            runs=self.runs.names, topics=self.truth.topics, lengths=self.lengths,
+            answered=self.lengths > 0, doc_index=doc_index, judgments=judgments,
+            judgment_topic=self.truth.topic_index, n_grades=self.params.n_grades,
+            qrels=self.truth)
+
+    def pool_mask(self, depth: int | None = None, runs=None) -> np.ndarray:
+        """Bool over the truth rows: in the top ``depth`` of any of ``runs`` (default all)."""
+        from simulators.pooling import pool_mask
+
+        return pool_mask(self.truth_tensor(), self.params.pool_depth if depth is None else depth,
+                         runs=runs)
+
+    def pool_tensor(self) -> EvalTensor:
+        """The runs against the official (pooled) judgments, as an EvalTensor over the truth
+        rows (unpooled candidates read as unpooled)."""
+        tensor = self.truth_tensor()
+        from simulators.pooling import pool_mask
+
+        return tensor.with_judgments(pool_mask(tensor, self.params.pool_depth))
+
+    def to_json(self) -> dict:
+        return {"params": self.params.to_dict(), "n_topics": self.n_topics,
+                "n_systems": self.n_systems, "groups": self.groups}
+
+
+def _check_rng(rng) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator (e.g. numpy.random.default_rng(7)), "
+                        f"got {type(rng).__name__}")
+    return rng
+
+
+def make_world(preset: str | WorldParams = "trec_like", *, n_topics: int, n_systems: int,
+               rng: np.random.Generator, **overrides) -> World:
+    """Generate a world: truth, runs and the official pooled qrels.
+
+    Parameters
+    ----------
+    preset : str or WorldParams
+        ``trec_like``, ``dl_like``, ``few_highly_relevant``, ``known_item``, ``null``, or a
+        :class:`WorldParams`.
+    n_topics, n_systems : int
+    rng : numpy.random.Generator
+        The only source of randomness; the same seed gives the same world, bit for bit.
+    **overrides
+        Any :class:`WorldParams` field, replacing the preset's value.
+
+    Returns
+    -------
+    World
+    """
+    params = _named_preset(preset) if isinstance(preset, str) else preset
+    if not isinstance(params, WorldParams):
+        raise TypeError(f"preset must be a preset name or WorldParams, got {type(preset).__name__}")
+    if overrides:
+        names = {f.name for f in fields(WorldParams)}
+        unknown = set(overrides) - names
+        if unknown:
+            raise ValueError(f"unknown world parameter(s) {sorted(unknown)}; known: {sorted(names)}")
+        params = dataclasses.replace(params, **overrides)
+    for name, v in (("n_topics", n_topics), ("n_systems", n_systems)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    rng = _check_rng(rng)
+    p = params
+    S, T, C = int(n_systems), int(n_topics), p.n_candidates
+    sim = _simulate(p, S, T, rng)
+    grades, ranked, lengths, scores_out = sim.grades, sim.ranked, sim.lengths, sim.scores
+    team, n_teams, depth = sim.team, sim.n_teams, sim.depth
+
+    # ---- Qrels and runs (Arrow strings, built once)
+    width_t, width_d = max(3, len(str(T))), max(5, len(str(C - 1)))
+    topic_ids = np.array([f"q{t + 1:0{width_t}d}" for t in range(T)])
+    doc_ids = pa.array([f"{tid}-d{j:0{width_d}d}" for tid in topic_ids for j in range(C)])
+    truth = Qrels(pa.array(np.repeat(topic_ids, C)), doc_ids, grades.reshape(-1))
+    width_s = max(3, len(str(S)))
+    names = [f"sys{s + 1:0{width_s}d}" for s in range(S)]
+    team_names = [f"team{g + 1:0{max(2, len(str(n_teams)))}d}" for g in team]
+    runs = []
+    for s in range(S):
+        k = int(depth[s])
+        flat = (np.arange(T)[:, None] * C + ranked[s, :, :k]).reshape(-1)
+        runs.append(_sorted_run(names[s], topic_ids, k, doc_ids.take(pa.array(flat)),
+                                scores_out[s, :, :k].reshape(-1)))
+    runset = RunSet(runs)
+    groups = dict(zip(names, team_names))
+    world = World(params=p, truth=truth, runs=runset, qrels=truth, groups=groups, ranked=ranked,
+                  lengths=lengths, effect=sim.effect, system_effect=sim.system_effect)
+    # The official pool needs the world's tensor, hence the two steps; World is frozen, so the
+    # pooled qrels replace the placeholder through dataclasses.replace.
+    from simulators.pooling import pool_mask
+
+    keep = pool_mask(world.truth_tensor(), p.pool_depth)
+    return dataclasses.replace(world, qrels=truth.with_grades(truth.grades, keep=keep))
+
+
+@dataclass(frozen=True)
+class _Arrays:
+    grades: np.ndarray        # (T, C) int8 true grades
+    ranked: np.ndarray        # (S, T, D) int32 candidate index per rank, -1 past the end
+    scores: np.ndarray        # (S, T, D) float64
+    lengths: np.ndarray       # (S, T) int32
+    effect: np.ndarray        # (S, T) a[s,t]
+    system_effect: np.ndarray  # (S,) b_s
+    team: np.ndarray          # (S,) team index
+    n_teams: int
+    depth: np.ndarray         # (S,) list length
+
+
+def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arrays:
+    """The model's draws as arrays (no strings): shared by make_world and calibrate."""
+    C = p.n_candidates
+
+    # ---- judgments
+    grades = _draw_grades(p, T, rng)                                   # (T, C) int8
+
+    # ---- systems and teams
+    n_teams = max(1, min(S, int(round(S / p.team_size))))
+    # Every team gets one system, the rest are spread at random, so no team is empty.
+    team = np.concatenate([np.arange(n_teams), rng.integers(0, n_teams, S - n_teams)])
+    team = np.sort(team).astype(np.int64)  # sorted: sys001.. of a team are adjacent (readable)
+    shared = rng.standard_normal(n_teams)
+    own = rng.standard_normal(S)
+    b = p.system_sd * (math.sqrt(p.team_effect_share) * shared[team]
+                       + math.sqrt(1 - p.team_effect_share) * own)
+    d = p.topic_sd * rng.standard_normal(T)
+    c = p.interaction_sd * rng.standard_normal((S, T))
+    effect = np.maximum(0.0, p.effect_mean + b[:, None] + d[None, :] + c)
+    depth = np.full(S, p.depth, dtype=np.int64)
+    n_shallow = int(round(p.shallow_fraction * S))
+    if n_shallow:
+        depth[rng.choice(S, n_shallow, replace=False)] = min(p.shallow_depth, p.depth)
+    tied = np.zeros(S, dtype=bool)
+    n_tied = int(round(p.tie_fraction * S))
+    if n_tied:
+        tied[rng.choice(S, n_tied, replace=False)] = True
+
+    # ---- scores, topic by topic (S x C at a time keeps memory small at any T)
+    q = p.quality()
+    w_doc, w_team = math.sqrt(p.doc_share), math.sqrt(p.team_share)
+    w_own = math.sqrt(1.0 - p.doc_share - p.team_share)
+    D = int(p.depth)
+    ranked = np.full((S, T, D), -1, dtype=np.int32)
+    scores_out = np.zeros((S, T, D))
+    tied_rows, untied_rows = np.flatnonzero(tied), np.flatnonzero(~tied)
+    for t in range(T):
+        x = rng.standard_normal((S, C))
+        x *= w_own
+        x += w_doc * rng.standard_normal(C)[None, :]
+        if w_team:
+            x += w_team * rng.standard_normal((n_teams, C))[team]
+        x += effect[:, t, None] * q[grades[t]][None, :]
+        if tied.any():
+            x[tied] = np.round(x[tied] / p.tie_resolution) * p.tie_resolution
+        for rows, exact in ((untied_rows, False), (tied_rows, True)):
+            if len(rows):
+                top, xs = _top_sorted(x[rows], D, exact)
+                ranked[rows, t, :] = top
+                scores_out[rows, t, :] = xs
+    lengths = np.repeat(depth[:, None], T, axis=1).astype(np.int32)
+    past = np.arange(D)[None, None, :] >= lengths[:, :, None]
+    ranked[past] = -1
+    return _Arrays(grades=grades, ranked=ranked, scores=scores_out, lengths=lengths,
+                   effect=effect, system_effect=b, team=team, n_teams=n_teams, depth=depth)
+
+
+def _sorted_run(name: str, topic_ids: np.ndarray, k: int, docs: pa.Array,
+                scores: np.ndarray) -> Run:
+    """A Run from lists that are already in trec_eval order with unique documents.
+
+    ``Run.__init__`` would re-sort and re-check 50 000 rows per run, half the time of a
+    100-system world; here the order holds by construction (tested against ``Run(...)`` in
+    tests/simulators/test_worlds.py).
+    """
+    offsets = np.arange(len(topic_ids) + 1, dtype=np.int64) * k
+    return Run._from_ranked(name, np.asarray(topic_ids, dtype=object), offsets, docs, scores)
+
+
+def _top_sorted(x: np.ndarray, depth: int, exact_ties: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the indices and scores of the top ``depth`` in trec_eval order.
+
+    trec_eval ranks by score descending, and among equal scores by docno descending; docnos
+    are zero-padded candidate indices, so that is index descending. Continuous scores have no
+    ties (probability 0) and need no tie-break; rounded scores (``exact_ties``) do, also at the
+    cut, which ``argpartition`` ignores: there the cut is widened to every candidate tied with
+    the depth-th score and a stable sort of the index-descending candidates decides.
+    """
+    n, C = x.shape
+    if depth < C:
+        part = np.argpartition(-x, depth - 1, axis=1)[:, :depth]
+        if exact_ties:
+            kth = np.take_along_axis(x, part, axis=1).min(axis=1)
+            keep = x >= kth[:, None]
+            width = int(keep.sum(axis=1).max())
+            part = np.argsort(~keep, axis=1, kind="stable")[:, :width]
+    else:
+        part = np.broadcast_to(np.arange(C), (n, C))
+    if exact_ties:
+        part = -np.sort(-part, axis=1)            # index descending
+    xs = np.take_along_axis(x, part, axis=1)
+    order = np.argsort(-xs, axis=1, kind="stable" if exact_ties else "quicksort")[:, :depth]
+    return np.take_along_axis(part, order, axis=1), np.take_along_axis(xs, order, axis=1)
+
+
+def _draw_grades(p: WorldParams, T: int, rng: np.random.Generator) -> np.ndarray:
+    C, G = p.n_candidates, len(p.grade_probs)
+    if p.rel_fixed is not None:
+        R = np.full(T, p.rel_fixed, dtype=np.int64)
+    else:
+        R = np.rint(np.exp(math.log(p.rel_median) + p.rel_sigma * rng.standard_normal(T)))
+        R = np.clip(R, p.rel_min, max(p.rel_min, C // 2)).astype(np.int64)
+    probs = np.asarray(p.grade_probs)
+    if math.isinf(p.grade_concentration) or G == 1:
+        pi = np.broadcast_to(probs, (T, G))
+    else:
+        alpha = np.maximum(p.grade_concentration * probs, 1e-3)
+        pi = rng.dirichlet(alpha, size=T)
+    grades = np.zeros((T, C), dtype=np.int8)
+    for t in range(T):
+        counts = rng.multinomial(R[t], pi[t])
+        short = min(p.min_top_grade, R[t]) - counts[-1]
+        if short > 0:  # move documents from the commonest lower grades to the top grade
+            for _ in range(short):
+                g = int(np.argmax(counts[:-1]))
+                counts[g] -= 1
+                counts[-1] += 1
+        labels = np.repeat(np.arange(1, G + 1, dtype=np.int8), counts)
+        row = np.zeros(C, dtype=np.int8)
+        row[:len(labels)] = labels
+        grades[t] = rng.permutation(row)
+    return grades

@@ -1,0 +1,166 @@
+"""Calibration: statistics of real collections, recovery on simulated data, realism of dl_like.
+
+Tolerances (stated here and in reports/simulator-realism/README.md):
+- ``collection_stats`` on DL 2019 reproduces values computed independently with pandas.
+- ``calibrate`` on a simulated world: stage-1 quantities are recovered exactly (depth, shallow
+  and tied runs) or within 0.05 (grade proportions); after 8 simulated-moment iterations the
+  fitted model's mean nDCG is within 0.03 of the target and its system sd within 35%.
+- ``dl_like`` at DL 2020's size vs the nearer of real DL 2019 and DL 2020 (the preset averages
+  the two fits): mean nDCG within 0.08, system sd of nDCG within a factor 1.6, median R (grade
+  >= 2) within a factor 1.6, judged per topic within a factor 1.3, share of grade-0 judgments
+  within 0.12, half-split Kendall tau within 0.15, median system-pair correlation within 0.1,
+  judged@10 >= 0.85.
+"""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import metaeval
+from metaeval import Qrels
+from simulators import calibrate, collection_stats, make_world
+from simulators.calibrate import calibration_targets, simulated_targets, teams_from_names
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+needs_data = pytest.mark.skipif(not (DATA / "trec-dl-2019").is_dir(),
+                                reason=f"TREC DL data not found at {DATA} (a fresh checkout "
+                                       "without ../shared/data)")
+
+
+def load(year):
+    folder = DATA / f"trec-dl-{year}"
+    return (metaeval.read_qrels(folder / "qrels.txt"),
+            metaeval.read_runs(sorted(folder.glob("runs/*.gz"))))
+
+
+@pytest.fixture(scope="module")
+def dl2019():
+    return load("2019")
+
+
+@needs_data
+def test_collection_stats_dl2019_known_values(dl2019):
+    qrels, runs = dl2019
+    st = collection_stats(qrels, runs, rel=2)
+    df = qrels.to_df()
+    # Independent pandas computations of the same quantities.
+    r2 = df[df.grade >= 2].groupby("topic").size().reindex(qrels.topics, fill_value=0)
+    assert np.array_equal(st.rel_per_topic, r2.to_numpy())
+    assert st.judged_per_topic.mean() == pytest.approx(9260 / 43)
+    np.testing.assert_allclose(st.grade_props, df.grade.value_counts(normalize=True).sort_index())
+    assert st.grade_props.round(3).tolist() == [0.557, 0.173, 0.195, 0.075]
+    assert st.n_systems == 37 and st.n_topics == 43
+    assert st.mean_ndcg.mean() == pytest.approx(0.612, abs=5e-4)
+    assert st.map.mean() == pytest.approx(0.372, abs=5e-4)
+    # judged fraction of the retrieved documents at ranks <= k (shallow lists count only the
+    # ranks they have); computed with a pandas merge of the runs' top k with the qrels.
+    assert st.judged_at[10] == pytest.approx(0.999937, abs=1e-6)
+    assert st.judged_at[100] == pytest.approx(0.531284, abs=1e-6)
+    assert st.distinct_at[1000] == 4368 and st.distinct_at[10] == 57
+    assert -1 <= st.half_tau.min() and st.half_tau.max() <= 1 and len(st.half_tau) == 200
+    assert len(st.pair_corr) == 37 * 36 // 2
+    # Official NIST value for one run (official-summaries.json, passages-eval, map at rel 2).
+    i = runs.names.index("ICT-BERT2")
+    assert st.map[i] == pytest.approx(0.2421, abs=5e-5)
+
+
+@needs_data
+def test_dl_like_preset_is_realistic(dl2019):
+    # dl_like averages the fits to both years, so each statistic is compared with the nearer of
+    # the two real values.
+    real = [collection_stats(*dl2019, rel=2).summary(),
+            collection_stats(*load("2020"), rel=2).summary()]
+    w = make_world("dl_like", n_topics=54, n_systems=59, rng=np.random.default_rng(0))
+    sim = collection_stats(w, rel=2).summary()
+
+    def near(key, *, abs=None, factor=None):
+        if abs is not None:
+            gap = min(math.fabs(sim[key] - r[key]) for r in real)
+            assert gap <= abs, (key, sim[key], [r[key] for r in real])
+        else:
+            gap = min(max(sim[key] / r[key], r[key] / sim[key]) for r in real)
+            assert gap <= factor, (key, sim[key], [r[key] for r in real])
+
+    near("nDCG mean", abs=0.08)
+    near("nDCG sd over systems", factor=1.6)
+    near("R median (grade >= 2)", factor=1.6)
+    near("judged per topic", factor=1.3)
+    near("grade 0 share", abs=0.12)
+    near("half-split tau (nDCG)", abs=0.15)
+    near("system pair corr (nDCG)", abs=0.1)
+    assert sim["judged@10"] >= 0.85 and all(r["judged@10"] >= 0.85 for r in real)
+
+
+@pytest.fixture(scope="module")
+def small_world():
+    return make_world("trec_like", n_topics=30, n_systems=15, rng=np.random.default_rng(2),
+                      n_candidates=600, depth=200, pool_depth=20, shallow_fraction=0.2,
+                      shallow_depth=30, tie_fraction=0.4, tie_resolution=0.3,
+                      grade_probs=(0.5, 0.3, 0.2), effect_mean=2.5, system_sd=0.6)
+
+
+def test_calibrate_stage_one_recovers_observables(small_world):
+    w = small_world
+    p = calibrate(w.qrels, w.runs, groups=w.groups, iterations=0)
+    assert p.depth == 200
+    assert p.shallow_fraction == pytest.approx(3 / 15) and p.shallow_depth == 30
+    assert p.tie_fraction == pytest.approx(6 / 15)
+    assert p.team_size == pytest.approx(15 / len(set(w.groups.values())))
+    # Grade proportions and R are read off the *pooled* judgments: the model's truth (0.5, 0.3,
+    # 0.2) is not recovered, because higher grades reach the pool more often (pool bias); the
+    # simulated-moment stage corrects R, and q(g) absorbs the grade bias.
+    rel = w.qrels.to_df().query("grade >= 1")
+    counts = rel.grade.value_counts(normalize=True).sort_index()
+    np.testing.assert_allclose(p.grade_probs, counts.to_numpy(), atol=1e-12)
+    R = rel.groupby("topic").size()
+    assert p.rel_median == pytest.approx(np.exp(np.log(R).mean()))
+    assert p.rel_sigma == pytest.approx(np.log(R).std(ddof=1))
+    assert 0.5 <= p.grade_concentration <= 1000
+
+
+def test_calibrate_simulated_moments_converge(small_world):
+    w = small_world
+    target = calibration_targets(w.qrels, w.runs)
+    start = simulated_targets(calibrate(w.qrels, w.runs, iterations=0), 15, 30)
+    p = calibrate(w.qrels, w.runs, iterations=8)
+    got = simulated_targets(p, 15, 30)
+    assert abs(start["mean"] - target["mean"]) > 0.03   # the start is off ...
+    assert got["mean"] == pytest.approx(target["mean"], abs=0.03)   # ... the fit is not
+    assert got["system_sd"] == pytest.approx(target["system_sd"], rel=0.35)
+    assert got["judged"] == pytest.approx(target["judged"], rel=0.2)
+
+
+def test_calibrate_validation(small_world):
+    w = small_world
+    with pytest.raises(ValueError, match="iterations"):
+        calibrate(w.qrels, w.runs, iterations=-1)
+    with pytest.raises(ValueError, match="damping"):
+        calibrate(w.qrels, w.runs, damping=0)
+    with pytest.raises(TypeError, match="qrels"):
+        calibrate("qrels.txt", w.runs)
+    flat = Qrels.from_df(pd.DataFrame({"topic": ["q001"] * 3, "doc": ["a", "b", "c"],
+                                       "grade": [0, 0, 0]}))
+    run = metaeval.RunSet([metaeval.Run("r", ["q001"] * 2, ["a", "b"], [2.0, 1.0])])
+    with pytest.raises(ValueError, match="no relevant grade"):
+        calibrate(flat, run)
+    with pytest.raises(ValueError, match="rel"):
+        collection_stats(w, rel=0)
+
+
+def test_teams_from_names():
+    got = teams_from_names(["TUW19-p1-f", "TUW19-p2-re", "runid2", "runid5", "p_bert",
+                            "ICT-BERT2", "1"])
+    assert got == {"TUW19-p1-f": "tuw", "TUW19-p2-re": "tuw", "runid2": "runid",
+                   "runid5": "runid", "p_bert": "p", "ICT-BERT2": "ict", "1": "1"}
+
+
+def test_world_stats_fast_path_equals_file_path(small_world):
+    # collection_stats(world) reads the world's arrays; it must equal the real-data path.
+    w = small_world
+    fast = collection_stats(w, rel=2)
+    slow = collection_stats(w.qrels, w.runs, rel=2)
+    assert fast.summary() == slow.summary()
+    np.testing.assert_array_equal(fast.ndcg, slow.ndcg)
