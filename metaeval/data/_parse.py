@@ -79,7 +79,9 @@ def _fast_table(data: bytes, names: list[str], kind: str) -> pa.Table | None:
     try:
         return pa_csv.read_csv(
             io.BytesIO(data),
-            read_options=pa_csv.ReadOptions(column_names=names),
+            # Arrow's own CSV threads can abort the process at exit (apache/arrow#34314);
+            # read_runs parallelises across files instead.
+            read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
             parse_options=pa_csv.ParseOptions(delimiter=delim.decode(), quote_char=False,
                                               escape_char=False, ignore_empty_lines=True),
             convert_options=pa_csv.ConvertOptions(column_types=types, strings_can_be_null=False,
