@@ -24,6 +24,8 @@ from typing import Literal
 
 import numpy as np
 
+from metaeval.meta.discrimination import _as_generator
+
 __all__ = [
     "kendall_tau",
     "tau_ap",
@@ -36,16 +38,6 @@ __all__ = [
 _PAIRWISE_ELEMENTS = 4_000_000
 
 
-def _as_generator(rng) -> np.random.Generator:
-    if rng is None:
-        return np.random.default_rng()
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        return np.random.default_rng(int(rng))
-    raise TypeError(
-        f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}"
-    )
 
 
 def _score_rows(a, name: str) -> np.ndarray:
