@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from metaeval.engine import EvalTensor
@@ -42,30 +44,54 @@ def log2_discount(depth: int) -> np.ndarray:
 class RankedHits:
     """The ranks where ``mask`` holds, as flat arrays grouped by (run, topic) in rank order.
 
-    Most measures here only add terms at relevant (or judged) ranks, a small fraction of a
+    Most measures only add terms at relevant (or judged) ranks, a small fraction of a
     1000-deep tensor; working on those ranks alone keeps the full-size work to one
-    ``flatnonzero`` and a few cumulative sums. Group = run * T + topic.
+    ``flatnonzero``. Group = run * T + topic. Arrays that not every measure needs are computed
+    on first use.
     """
 
     def __init__(self, codes: np.ndarray, mask: np.ndarray):
         n_runs, n_topics, depth = codes.shape
         flat = np.flatnonzero(mask)          # C order: by run, topic, then rank
         self.shape = (n_runs, n_topics)
-        self.group, rank0 = np.divmod(flat, depth)
-        self.rank0 = rank0                   # 0-based rank
-        self.rank = rank0 + 1.0              # 1-based rank, float
-        self.topic = self.group % n_topics
+        self.group = flat // depth
+        self.rank0 = flat - self.group * depth   # 0-based rank
         self.grade = codes.reshape(-1)[flat]
-        first = np.ones(len(flat), dtype=bool)
-        first[1:] = self.group[1:] != self.group[:-1]
-        starts = np.flatnonzero(first)
-        block = np.cumsum(first) - 1                # index of each element's group block
-        self.start = starts[block]                  # position of each element's group start
-        self._block = block
-        self._offset = np.arange(len(flat)) - self.start
-        #: 1-based position of each hit among its group's hits (the n of "n-th relevant").
-        self.count = self._offset + 1.0
-        self._n_blocks = len(starts)
+        self._sizes = np.bincount(self.group, minlength=n_runs * n_topics)
+        self._n_topics = n_topics
+
+    @cached_property
+    def start(self) -> np.ndarray:
+        """Position (in the flat arrays) of the first hit of each hit's group."""
+        group_start = np.cumsum(self._sizes) - self._sizes
+        return group_start[self.group]
+
+    @cached_property
+    def _offset(self) -> np.ndarray:
+        return np.arange(len(self.group)) - self.start
+
+    @cached_property
+    def rank(self) -> np.ndarray:
+        """1-based rank, float."""
+        return self.rank0 + 1.0
+
+    @cached_property
+    def topic(self) -> np.ndarray:
+        return self.group % self._n_topics
+
+    @cached_property
+    def count(self) -> np.ndarray:
+        """1-based position of each hit among its group's hits (the n of "n-th relevant")."""
+        return self._offset + 1.0
+
+    @cached_property
+    def _block(self) -> np.ndarray:
+        """Index of each hit's group among the groups that have hits."""
+        return (np.cumsum(self._sizes > 0) - 1)[self.group]
+
+    @property
+    def _n_blocks(self) -> int:
+        return int(np.count_nonzero(self._sizes))
 
     def cumsum(self, values: np.ndarray) -> np.ndarray:
         """Inclusive cumulative sum of ``values`` within each (run, topic) group."""
@@ -76,7 +102,7 @@ class RankedHits:
             return cs - cs[self.start] + values[self.start]
         # Floats: a running sum across groups would lose the small values of a late group to
         # rounding against the large total before it, so sum each group in its own row.
-        width = int(self._offset.max(initial=-1)) + 1
+        width = int(self._sizes.max(initial=0))
         rows = np.zeros((self._n_blocks, width))
         rows[self._block, self._offset] = values
         return np.cumsum(rows, axis=1)[self._block, self._offset]

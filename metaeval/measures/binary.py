@@ -111,8 +111,9 @@ class RR(BinaryMeasure):
     reference = "Voorhees, 'The TREC-8 question answering track report', TREC 1999"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        hits = self.relevant_hits(tensor, self.cutoff)
-        return hits.total(np.where(hits.count == 1, 1.0 / hits.rank, 0.0))
+        # argmax over a bool array stops at the first True: cheaper than listing every hit.
+        rel = top(tensor, self.cutoff) >= self.rel
+        return np.where(rel.any(axis=2), 1.0 / (rel.argmax(axis=2) + 1.0), 0.0)
 
 
 @register(aliases=("recall",))
@@ -164,11 +165,11 @@ class Bpref(BinaryMeasure):
     reference = "Buckley & Voorhees, 'Retrieval evaluation with incomplete information', SIGIR 2004"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        hits, is_rel, above = _bpref_parts(tensor, self.rel)
-        n_rel = tensor.n_relevant(self.rel)[hits.topic]
-        n_non = tensor.n_nonrelevant(self.rel)[hits.topic]
+        group, topic, above = _bpref_parts(tensor, self.rel)
+        n_rel = tensor.n_relevant(self.rel)[topic]
+        n_non = tensor.n_nonrelevant(self.rel)[topic]
         terms = 1.0 - safe_divide(np.minimum(above, n_rel), np.minimum(n_non, n_rel))
-        return self.per_topic(tensor, hits, np.where(is_rel, terms, 0.0))
+        return _bpref_total(tensor, group, terms, self.rel)
 
 
 @register(aliases=("infap",))
@@ -206,13 +207,22 @@ class infAP(BinaryMeasure):
 
 
 def _bpref_parts(tensor: EvalTensor, rel_level: int):
-    """The judged ranks, which of them are relevant, and n_r at each: the number of judged
-    non-relevant documents ranked above (unjudged documents are skipped)."""
+    """At every retrieved relevant document: its (run, topic) group, its topic and n_r, the
+    number of judged non-relevant documents ranked above it (unjudged documents skipped)."""
     codes = tensor.codes
     hits = RankedHits(codes, codes >= 0)
     is_rel = hits.grade >= rel_level
     # At a relevant rank the inclusive count of non-relevant documents is the count above it.
-    return hits, is_rel, hits.cumsum(~is_rel).astype(np.float64)
+    nonrel_above = hits.cumsum(~is_rel)
+    at = np.flatnonzero(is_rel)
+    group = hits.group[at]
+    return group, group % tensor.n_topics, nonrel_above[at].astype(np.float64)
+
+
+def _bpref_total(tensor: EvalTensor, group: np.ndarray, terms: np.ndarray, rel_level: int):
+    sums = np.bincount(group, weights=terms, minlength=tensor.n_runs * tensor.n_topics)
+    return safe_divide(sums.reshape(tensor.n_runs, tensor.n_topics),
+                       tensor.n_relevant(rel_level)[None, :])
 
 
 @register(aliases=("bpref_R",))
@@ -231,10 +241,10 @@ class Bpref_R(BinaryMeasure):
     reference = ("Buckley & Voorhees, SIGIR 2004; Sakai, 'Alternatives to bpref', SIGIR 2007")
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        hits, is_rel, above = _bpref_parts(tensor, self.rel)
-        n_rel = tensor.n_relevant(self.rel)[hits.topic]
+        group, topic, above = _bpref_parts(tensor, self.rel)
+        n_rel = tensor.n_relevant(self.rel)[topic]
         terms = 1.0 - safe_divide(np.minimum(above, n_rel), n_rel)
-        return self.per_topic(tensor, hits, np.where(is_rel, terms, 0.0))
+        return _bpref_total(tensor, group, terms, self.rel)
 
 
 @register(aliases=("bpref_N",))
@@ -253,6 +263,6 @@ class Bpref_N(BinaryMeasure):
     reference = "Sakai, 'Alternatives to bpref', SIGIR 2007; NTCIREVAL"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        hits, is_rel, above = _bpref_parts(tensor, self.rel)
-        terms = 1.0 - safe_divide(above, tensor.n_nonrelevant(self.rel)[hits.topic])
-        return self.per_topic(tensor, hits, np.where(is_rel, terms, 0.0))
+        group, topic, above = _bpref_parts(tensor, self.rel)
+        terms = 1.0 - safe_divide(above, tensor.n_nonrelevant(self.rel)[topic])
+        return _bpref_total(tensor, group, terms, self.rel)
