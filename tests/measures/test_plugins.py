@@ -126,3 +126,42 @@ def test_generated_docs_file_lists_every_builtin():
     assert len(builtins) >= 24
     for name in builtins:
         assert f"\n## {name}\n" in text, f"{name} missing: regenerate {path} with measures_markdown()"
+
+
+def test_entry_point_group_registers_measures(monkeypatch, tmp_path):
+    """A package's `metaeval.measures` entry point is imported the first time measures are
+    listed or parsed, and its measures then parse like built-ins."""
+    import sys
+
+    from metaeval.measures import plugins
+
+    module = tmp_path / "ep_measures_pkg.py"
+    module.write_text(
+        "from dataclasses import dataclass\n"
+        "import numpy as np\n"
+        "from metaeval.measures import Measure, register\n"
+        "@register\n"
+        "@dataclass(frozen=True, kw_only=True)\n"
+        "class EntryPointOnes(Measure):\n"
+        "    name = 'EntryPointOnes'\n"
+        "    def _compute(self, tensor):\n"
+        "        return np.ones((tensor.n_runs, tensor.n_topics))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    class FakeEntryPoint:
+        def load(self):
+            import importlib
+            return importlib.import_module("ep_measures_pkg")
+
+    monkeypatch.setattr(plugins, "_loaded_entry_points", False)
+    monkeypatch.setattr(plugins, "entry_points",
+                        lambda group: [FakeEntryPoint()] if group == plugins.ENTRY_POINT_GROUP else [])
+    try:
+        measure = metaeval.parse_measure("EntryPointOnes")
+        frame = metaeval.evaluate({"s": {"q": {"d": 1.0}}}, {"q": {"d": 1}}, [measure])
+        assert frame["value"].tolist() == [1.0]
+    finally:
+        from metaeval.measures import base
+
+        base._REGISTRY.pop("EntryPointOnes", None)  # keep later tests' registry as it was
+        sys.modules.pop("ep_measures_pkg", None)
