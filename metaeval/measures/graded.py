@@ -93,6 +93,9 @@ def per_rank(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
 
 def positive_at(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """(S, T, D) bool: the grade at this rank has a positive ``table`` value (codes < 0: no)."""
+    grades = np.flatnonzero(np.asarray(table) > 0)
+    if len(grades) and grades[-1] == len(table) - 1 and np.all(np.diff(grades) == 1):
+        return codes >= grades[0]  # the usual case, grades k..c: a comparison, not a gather
     positive = np.concatenate([[False, False], np.asarray(table) > 0])
     return positive[codes.astype(np.intp) + 2]
 
@@ -241,7 +244,9 @@ class nDCG(GainMeasure):
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         codes = top(tensor, self.cutoff)
         gains = self.gain_values(tensor.n_grades)
-        dcg = (per_rank(gains, codes) * self.weights(codes.shape[2])).sum(axis=2)
+        # Only ranks with a positive gain add to the DCG, usually a small share of the list.
+        hits = RankedHits(codes, positive_at(gains, codes))
+        dcg = hits.total(gains[hits.grade] * self.weights(codes.shape[2])[hits.rank0])
         n_ideal = int(tensor.grade_counts.sum(axis=1).max(initial=0))
         depth = n_ideal if self.cutoff is None else min(self.cutoff, n_ideal)
         ideal = ideal_dcg(tensor.grade_counts, gains, self.weights(max(depth, 1)), self.cutoff)
