@@ -208,15 +208,23 @@ class infAP(BinaryMeasure):
 
 def _bpref_parts(tensor: EvalTensor, rel_level: int):
     """At every retrieved relevant document: its (run, topic) group, its topic and n_r, the
-    number of judged non-relevant documents ranked above it (unjudged documents skipped)."""
+    number of judged non-relevant documents ranked above it (unjudged documents skipped).
+
+    n_r = (judged documents above) - (relevant documents above); both are positions within a
+    group, of the judged ranks and of the relevant ones, so no running sum over every judged
+    rank is needed.
+    """
     codes = tensor.codes
-    hits = RankedHits(codes, codes >= 0)
-    is_rel = hits.grade >= rel_level
-    # At a relevant rank the inclusive count of non-relevant documents is the count above it.
-    nonrel_above = hits.cumsum(~is_rel)
-    at = np.flatnonzero(is_rel)
-    group = hits.group[at]
-    return group, group % tensor.n_topics, nonrel_above[at].astype(np.float64)
+    n_groups = tensor.n_runs * tensor.n_topics
+    judged = np.flatnonzero(codes >= 0)               # by run, topic, then rank
+    group = judged // codes.shape[2]
+    at = np.flatnonzero(codes.reshape(-1)[judged] >= rel_level)
+    rel_group = group[at]
+    judged_sizes = np.bincount(group, minlength=n_groups)
+    rel_sizes = np.bincount(rel_group, minlength=n_groups)
+    judged_above = at - (np.cumsum(judged_sizes) - judged_sizes)[rel_group]
+    rel_above = np.arange(len(at)) - (np.cumsum(rel_sizes) - rel_sizes)[rel_group]
+    return rel_group, rel_group % tensor.n_topics, (judged_above - rel_above).astype(np.float64)
 
 
 def _bpref_total(tensor: EvalTensor, group: np.ndarray, terms: np.ndarray, rel_level: int):
