@@ -124,7 +124,7 @@ def quickstart(
     root = resources.files("metaeval") / "datasets" / "tiny"
     with resources.as_file(root) as folder:
         runs = sorted(str(p) for p in Path(folder).glob("*.run"))
-        qrels = str(Path(folder) / "qrels.txt")
+        qrels = str(Path(folder) / "tiny.qrels")
         typer.echo(f"Evaluating {len(runs)} example runs against {qrels}")
         frame = run_evaluate(runs, qrels, ["AP", "nDCG@10", "P@10", "RR", "Bpref", "infAP"],
                              per_topic=False)
