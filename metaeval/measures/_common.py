@@ -27,15 +27,6 @@ def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def count_at(cumulative: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """cumulative[s, t, positions[t] - 1], 0 where positions[t] == 0; positions clipped to depth."""
-    depth = cumulative.shape[2]
-    pos = np.minimum(np.asarray(positions), depth)
-    idx = np.broadcast_to(np.maximum(pos - 1, 0)[None, :, None], cumulative.shape[:2] + (1,))
-    got = np.take_along_axis(cumulative, idx, axis=2)[:, :, 0]
-    return np.where(pos[None, :] > 0, got, 0)
-
-
 def log2_discount(depth: int) -> np.ndarray:
     """1 / log2(r + 1) for r = 1..depth (trec_eval ``ndcg``, Burges et al.)."""
     return 1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64))

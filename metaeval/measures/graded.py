@@ -124,6 +124,13 @@ def ideal_per_rank(grade_counts: np.ndarray, table: np.ndarray, depth: int,
     return out
 
 
+def ideal_depth(tensor: EvalTensor, cutoff: int | None) -> int:
+    """Ranks an ideal list can fill: the most judged documents of any topic, at most the
+    cutoff, and at least 1 (so discount tables are never empty)."""
+    longest = int(tensor.grade_counts.sum(axis=1).max(initial=0))
+    return max(longest if cutoff is None else min(cutoff, longest), 1)
+
+
 def ideal_dcg(grade_counts: np.ndarray, gains: np.ndarray, discount: np.ndarray,
               cutoff: int | None) -> np.ndarray:
     """DCG of the ideal ranking of every topic, from its counts of judged documents per grade.
@@ -247,9 +254,8 @@ class nDCG(GainMeasure):
         # Only ranks with a positive gain add to the DCG, usually a small share of the list.
         hits = RankedHits(codes, positive_at(gains, codes))
         dcg = hits.total(gains[hits.grade] * self.weights(codes.shape[2])[hits.rank0])
-        n_ideal = int(tensor.grade_counts.sum(axis=1).max(initial=0))
-        depth = n_ideal if self.cutoff is None else min(self.cutoff, n_ideal)
-        ideal = ideal_dcg(tensor.grade_counts, gains, self.weights(max(depth, 1)), self.cutoff)
+        depth = ideal_depth(tensor, self.cutoff)
+        ideal = ideal_dcg(tensor.grade_counts, gains, self.weights(depth), self.cutoff)
         return safe_divide(dcg, ideal[None, :])
 
 
@@ -275,9 +281,8 @@ class nCG(GainMeasure):
         codes = top(tensor, self.cutoff)
         gains = self.gain_values(tensor.n_grades)
         cg = per_rank(gains, codes).sum(axis=2)
-        n_ideal = int(tensor.grade_counts.sum(axis=1).max(initial=0))
-        depth = n_ideal if self.cutoff is None else min(self.cutoff, n_ideal)
-        ideal = ideal_dcg(tensor.grade_counts, gains, np.ones(max(depth, 1)), self.cutoff)
+        ideal = ideal_dcg(tensor.grade_counts, gains, np.ones(ideal_depth(tensor, self.cutoff)),
+                          self.cutoff)
         return safe_divide(cg, ideal[None, :])
 
 
@@ -531,9 +536,7 @@ class nERR(_Cascade):
         codes = top(tensor, self.cutoff)
         stop = self.stop_probabilities(tensor.n_grades)
         err = _err_sparse(codes, stop)
-        n_ideal = int(tensor.grade_counts.sum(axis=1).max(initial=0))
-        depth = max(n_ideal if self.cutoff is None else min(self.cutoff, n_ideal), 1)
-        ideal = _err(ideal_per_rank(tensor.grade_counts, stop, depth))
+        ideal = _err(ideal_per_rank(tensor.grade_counts, stop, ideal_depth(tensor, self.cutoff)))
         return safe_divide(err, ideal[None, :])
 
 

@@ -78,6 +78,8 @@ from typing import Any
 
 import numpy as np
 
+from metaeval.measures._common import log2_discount, ranks
+
 __all__ = [
     "Expectation",
     "PrecisionAt",
@@ -108,15 +110,6 @@ class MaxEntConvergenceWarning(RuntimeWarning):
 # ---------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------
-
-
-def _ranks(n: int) -> np.ndarray:
-    return np.arange(1, n + 1, dtype=float)
-
-
-def _discount(n: int) -> np.ndarray:
-    """trec_eval discount 1 / log2(r + 1) for ranks r = 1..n."""
-    return 1.0 / np.log2(np.arange(2, n + 2, dtype=float))
 
 
 def _as_binary(p: Any) -> np.ndarray:
@@ -335,7 +328,7 @@ class RPrecision(Expectation):
         R = np.asarray(R, dtype=float)
         if np.any(R <= 0):
             raise ValueError("n_relevant must be positive for R-precision")
-        return (_ranks(p.shape[-1]) <= R[..., None]) / R[..., None]
+        return (ranks(p.shape[-1]) <= R[..., None]) / R[..., None]
 
     def value(self, p, n_relevant):
         p = _as_binary(p)
@@ -370,12 +363,12 @@ class ReciprocalRank(Expectation):
         p = _as_binary(p)
         Q = np.cumprod(1.0 - p, axis=-1)
         Q = np.concatenate([np.ones(p.shape[:-1] + (1,)), Q[..., :-1]], axis=-1)
-        return (p * Q / _ranks(p.shape[-1])).sum(-1)
+        return (p * Q / ranks(p.shape[-1])).sum(-1)
 
     def grad(self, p, n_relevant=None):
         p = _as_binary(p)
         n = p.shape[-1]
-        r = _ranks(n)
+        r = ranks(n)
         Q = np.cumprod(1.0 - p, axis=-1)
         Q = np.concatenate([np.ones(p.shape[:-1] + (1,)), Q[..., :-1]], axis=-1)
         T = np.zeros_like(p)
@@ -420,12 +413,12 @@ class AveragePrecision(Expectation):
         p = _as_binary(p)
         R = self._R(n_relevant)
         S = _shift_right(np.cumsum(p, axis=-1))
-        return (p / _ranks(p.shape[-1]) * (1.0 + S)).sum(-1) / R
+        return (p / ranks(p.shape[-1]) * (1.0 + S)).sum(-1) / R
 
     def grad(self, p, n_relevant):
         p = _as_binary(p)
         R = self._R(n_relevant)
-        r = _ranks(p.shape[-1])
+        r = ranks(p.shape[-1])
         S = _shift_right(np.cumsum(p, axis=-1))
         after = _rev_cumsum(p / r) - p / r
         return ((1.0 + S) / r + after) / R[..., None]
@@ -454,10 +447,10 @@ class BinaryNDCG(Expectation):
     def _coef(self, n, R):
         R = np.asarray(R, dtype=float)
         kk = n if self.k is None else self.k
-        d = _discount(n)
+        d = log2_discount(n)
         d[kk:] = 0.0
         nmax = int(max(np.max(R, initial=0), 1))
-        cum = np.concatenate([[0.0], np.cumsum(_discount(max(nmax, 1)))])
+        cum = np.concatenate([[0.0], np.cumsum(log2_discount(max(nmax, 1)))])
         Ri = np.minimum(R, kk if self.k is not None else np.inf).astype(int)
         ideal = cum[Ri]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -528,7 +521,7 @@ class GradedNDCG(Expectation):
         gain = self._gain(G)
         total = int(np.max(R.sum(-1), initial=0)) + 1
         kk = np.inf if self.k is None else self.k
-        cum = np.concatenate([[0.0], np.cumsum(_discount(total))])
+        cum = np.concatenate([[0.0], np.cumsum(log2_discount(total))])
         order = np.argsort(-gain[1:], kind="stable")
         start = np.zeros(R.shape[:-1])
         ideal = np.zeros(R.shape[:-1])
@@ -545,7 +538,7 @@ class GradedNDCG(Expectation):
     def _coef(self, P, n_relevant):
         R = _check_counts(P, n_relevant)
         n, G = P.shape[-2], P.shape[-1] - 1
-        d = _discount(n)
+        d = log2_discount(n)
         if self.k is not None:
             d[self.k:] = 0.0
         ideal = self._ideal(R, G)
@@ -628,7 +621,7 @@ class GradedAP(Expectation):
     def value(self, P, n_relevant):
         P = _as_graded(P)
         c, g, D = self._parts(P, n_relevant)
-        r = _ranks(P.shape[-2])[:, None]
+        r = ranks(P.shape[-2])[:, None]
         C = _shift_right(np.cumsum(c, axis=-2), axis=-2)
         num = (c / r * (1.0 + C)).sum(-2)  # (..., G)
         return (num * g).sum(-1) / D
@@ -636,7 +629,7 @@ class GradedAP(Expectation):
     def grad(self, P, n_relevant):
         P = _as_graded(P)
         c, g, D = self._parts(P, n_relevant)
-        r = _ranks(P.shape[-2])[:, None]
+        r = ranks(P.shape[-2])[:, None]
         C = _shift_right(np.cumsum(c, axis=-2), axis=-2)
         h = (1.0 + C) / r + _rev_cumsum(c / r, axis=-2) - c / r  # (..., N, G)
         gh = np.cumsum(h * g, axis=-1) / D[..., None, None]
@@ -1504,7 +1497,7 @@ def _curve(x: np.ndarray, R: Any) -> tuple[np.ndarray, np.ndarray]:
     if np.any(R <= 0):
         raise ValueError("R must be positive to define recall")
     C = np.cumsum(x, axis=-1)
-    return C / _ranks(x.shape[-1]), C / R[..., None]
+    return C / ranks(x.shape[-1]), C / R[..., None]
 
 
 def inferred_pr_curve(p: Any, R: Any) -> tuple[np.ndarray, np.ndarray]:
