@@ -63,8 +63,12 @@ def timed(fn, repeats):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=5, help="timed repetitions (min and median reported)")
-    ap.add_argument("--loop-repeats", type=int, default=1, help="repetitions of the slow per-pair loop")
+    ap.add_argument(
+        "--repeats", type=int, default=5, help="timed repetitions (min and median reported)"
+    )
+    ap.add_argument(
+        "--loop-repeats", type=int, default=1, help="repetitions of the slow per-pair loop"
+    )
     ap.add_argument("--out", default=None, help="also write the markdown report to this file")
     args = ap.parse_args()
     if args.repeats < 1 or args.loop_repeats < 1:
@@ -77,7 +81,9 @@ def main() -> None:
     # warm-up (imports, BLAS threads)
     discriminative_power(X[:5], B=50, rng=0)
 
-    vb_min, vb_med, vb_cpu, vec = timed(lambda: discriminative_power(X, B=B_BOOT, rng=SEED), args.repeats)
+    vb_min, vb_med, vb_cpu, vec = timed(
+        lambda: discriminative_power(X, B=B_BOOT, rng=SEED), args.repeats
+    )
     lp_min, lp_med, lp_cpu, (lp_power, lp_asl, lp_diff) = timed(
         lambda: per_pair_loop(X, B_BOOT, 0.05, SEED), args.loop_repeats
     )
@@ -88,9 +94,25 @@ def main() -> None:
 
     same = np.array_equal(vec.pairs["asl"].to_numpy(), lp_asl)
     rows = [
-        ("metaeval bootstrap (vectorised)", B_BOOT, vb_min, vb_med, vb_cpu, vec.power, vec.diff_required),
+        (
+            "metaeval bootstrap (vectorised)",
+            B_BOOT,
+            vb_min,
+            vb_med,
+            vb_cpu,
+            vec.power,
+            vec.diff_required,
+        ),
         ("per-pair loop bootstrap (reference)", B_BOOT, lp_min, lp_med, lp_cpu, lp_power, lp_diff),
-        ("metaeval randomised Tukey HSD", B_TUKEY, tk_min, tk_med, tk_cpu, tk.power, tk.diff_required),
+        (
+            "metaeval randomised Tukey HSD",
+            B_TUKEY,
+            tk_min,
+            tk_med,
+            tk_cpu,
+            tk.power,
+            tk.diff_required,
+        ),
     ]
     lines = [
         f"Discriminative power, {S} systems ({S * (S - 1) // 2} pairs) x {T} topics, alpha = 0.05.",
@@ -99,7 +121,9 @@ def main() -> None:
         "|---|---|---|---|---|---|---|",
     ]
     for name, b, tmin, tmed, tcpu, power, diff in rows:
-        lines.append(f"| {name} | {b} | {tmin:.3f} | {tmed:.3f} | {tcpu:.3f} | {power:.4f} | {diff:.4f} |")
+        lines.append(
+            f"| {name} | {b} | {tmin:.3f} | {tmed:.3f} | {tcpu:.3f} | {power:.4f} | {diff:.4f} |"
+        )
     lines += [
         "",
         f"Speed-up of the vectorised bootstrap over the per-pair loop: {lp_min / vb_min:.0f}x (best times).",

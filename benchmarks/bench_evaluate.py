@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,8 +57,12 @@ def synthetic(folder: Path, n_runs=100, n_topics=50, depth=1000, seed=7):
     n_docs = 3000
     grades = rng.choice(4, size=(n_topics, n_docs), p=[0.85, 0.08, 0.05, 0.02])
     judged = rng.random((n_topics, n_docs)) < 0.3
-    lines = [f"{t} 0 doc{d} {grades[t, d]}" for t in range(n_topics) for d in range(n_docs)
-             if judged[t, d]]
+    lines = [
+        f"{t} 0 doc{d} {grades[t, d]}"
+        for t in range(n_topics)
+        for d in range(n_docs)
+        if judged[t, d]
+    ]
     (folder / "qrels.txt").write_text("\n".join(lines) + "\n")
     paths = []
     for s in range(n_runs):
@@ -68,8 +71,9 @@ def synthetic(folder: Path, n_runs=100, n_topics=50, depth=1000, seed=7):
         for t in range(n_topics):
             score = quality * grades[t] + rng.normal(0, 1, n_docs)
             top = np.argsort(-score)[:depth]
-            rows.append("\n".join(f"{t} Q0 doc{d} {r + 1} {score[d]:.6f} run{s}"
-                                  for r, d in enumerate(top)))
+            rows.append(
+                "\n".join(f"{t} Q0 doc{d} {r + 1} {score[d]:.6f} run{s}" for r, d in enumerate(top))
+            )
         path = folder / f"run{s}.gz"
         path.write_bytes(gzip.compress(("\n".join(rows) + "\n").encode(), compresslevel=1))
         paths.append(path)
@@ -91,8 +95,9 @@ def bench(name, qrels_path, run_paths, repeats, with_cold=True):
 
     rows = {}
     # ---------------------------------------------------------------- ingest
-    t_me, (runs, qrels) = best_of(lambda: (metaeval.read_runs(run_paths),
-                                           metaeval.read_qrels(qrels_path)), repeats)
+    t_me, (runs, qrels) = best_of(
+        lambda: (metaeval.read_runs(run_paths), metaeval.read_qrels(qrels_path)), repeats
+    )
 
     def pytrec_ingest():
         with open(qrels_path) as fh:
@@ -113,8 +118,12 @@ def bench(name, qrels_path, run_paths, repeats, with_cold=True):
         out.write_bytes(gzip.decompress(Path(p).read_bytes()))
         plain.append(out)
     t_rx, (rx_qrels, rx_runs) = best_of(
-        lambda: (ranx.Qrels.from_file(str(qrels_path), kind="trec"),
-                 [ranx.Run.from_file(str(p), kind="trec") for p in plain]), repeats)
+        lambda: (
+            ranx.Qrels.from_file(str(qrels_path), kind="trec"),
+            [ranx.Run.from_file(str(p), kind="trec") for p in plain],
+        ),
+        repeats,
+    )
     rows["ingest"] = (t_me, t_pt, t_rx)
 
     # ---------------------------------------------------------------- tensor
@@ -130,25 +139,35 @@ def bench(name, qrels_path, run_paths, repeats, with_cold=True):
 
     t_pt_eval, _ = best_of(pytrec_eval_all, repeats)
     ranx.evaluate(rx_qrels, rx_runs[0], RANX_MEASURES)  # numba compilation, not counted
-    t_rx_eval, _ = best_of(lambda: [ranx.evaluate(rx_qrels, r, RANX_MEASURES) for r in rx_runs],
-                           repeats)
+    t_rx_eval, _ = best_of(
+        lambda: [ranx.evaluate(rx_qrels, r, RANX_MEASURES) for r in rx_runs], repeats
+    )
     rows["evaluate 5 measures"] = (t_me_eval, t_pt_eval, t_rx_eval)
     rows["tensor + evaluate"] = (t_tensor + t_me_eval, t_pt_eval, t_rx_eval)
 
     # ---------------------------------------------------------------- cold start
     if with_cold:
         run0, q = str(run_paths[0]), str(qrels_path)
-        me = cold_start(f"import metaeval; print(metaeval.evaluate({run0!r}, {q!r}, 'AP', "
-                        "per_topic=False)['value'].iloc[0])", repeats)
-        pt = cold_start("import gzip, pytrec_eval\n"
-                        f"q = pytrec_eval.parse_qrel(open({q!r}))\n"
-                        f"r = pytrec_eval.parse_run(gzip.open({run0!r}, 'rt'))\n"
-                        "v = pytrec_eval.RelevanceEvaluator(q, {'map'}).evaluate(r)\n"
-                        "print(sum(x['map'] for x in v.values()) / len(v))", repeats)
-        rx = cold_start("import ranx\n"
-                        f"q = ranx.Qrels.from_file({q!r}, kind='trec')\n"
-                        f"r = ranx.Run.from_file({str(plain[0])!r}, kind='trec')\n"
-                        "print(ranx.evaluate(q, r, 'map'))", 1)
+        me = cold_start(
+            f"import metaeval; print(metaeval.evaluate({run0!r}, {q!r}, 'AP', "
+            "per_topic=False)['value'].iloc[0])",
+            repeats,
+        )
+        pt = cold_start(
+            "import gzip, pytrec_eval\n"
+            f"q = pytrec_eval.parse_qrel(open({q!r}))\n"
+            f"r = pytrec_eval.parse_run(gzip.open({run0!r}, 'rt'))\n"
+            "v = pytrec_eval.RelevanceEvaluator(q, {'map'}).evaluate(r)\n"
+            "print(sum(x['map'] for x in v.values()) / len(v))",
+            repeats,
+        )
+        rx = cold_start(
+            "import ranx\n"
+            f"q = ranx.Qrels.from_file({q!r}, kind='trec')\n"
+            f"r = ranx.Run.from_file({str(plain[0])!r}, kind='trec')\n"
+            "print(ranx.evaluate(q, r, 'map'))",
+            1,
+        )
         rows["cold start to first result"] = (me, pt, rx)
     for p in plain:
         p.unlink()
@@ -172,16 +191,21 @@ def main():
     results = []
     dl = DATA / "trec-dl-2020"
     if dl.exists():
-        results.append(bench("TREC DL 2020", dl / "qrels.txt", sorted((dl / "runs").glob("*.gz")),
-                             args.repeats))
+        results.append(
+            bench(
+                "TREC DL 2020", dl / "qrels.txt", sorted((dl / "runs").glob("*.gz")), args.repeats
+            )
+        )
     else:
         print(f"skipping DL 2020: {dl} not found", file=sys.stderr)
     if not args.skip_synthetic:
         with tempfile.TemporaryDirectory() as tmp:
             qrels_path, paths = synthetic(Path(tmp))
             results.append(bench("synthetic 100 x 50 x 1000", qrels_path, paths, args.repeats))
-    print(f"Python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f}; best of {args.repeats}\n")
+    print(
+        f"Python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.1f}; best of {args.repeats}\n"
+    )
     for name, n_runs, shape, rows in results:
         print(f"### {name} ({n_runs} runs, tensor {shape[0]} x {shape[1]} x {shape[2]})\n")
         print("| step | metaeval (s) | pytrec_eval (s) | ranx (s) | vs pytrec_eval | vs ranx |")
@@ -190,8 +214,10 @@ def main():
             if step.startswith("cold"):
                 print(f"| {step} | {fmt(me)} | {fmt(pt)} | {fmt(rx)} | - | - |")
             else:
-                print(f"| {step} | {fmt(me)} | {fmt(pt)} | {fmt(rx)} | {ratio(me, pt)} | "
-                      f"{ratio(me, rx)} |")
+                print(
+                    f"| {step} | {fmt(me)} | {fmt(pt)} | {fmt(rx)} | {ratio(me, pt)} | "
+                    f"{ratio(me, rx)} |"
+                )
         print()
 
 

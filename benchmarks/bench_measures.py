@@ -23,7 +23,7 @@ import numpy as np
 
 import metaeval
 from metaeval import EvalTensor
-from metaeval.evaluate import score_matrices
+from metaeval.evaluation import score_matrices
 from metaeval.measures import registered
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,16 +34,57 @@ TARGET_SECONDS = 2.0
 #: Every registered measure, with the parameters a study would typically use (DL: rel=2 for
 #: binary measures), plus condensed variants of the main ones.
 MEASURES = [
-    "AP", "AP(rel=2)", "AP@100", "P@10", "P(rel=2)@10", "P@20", "Rprec", "Rprec(rel=2)",
-    "RR", "RR(rel=2)@10", "R@100", "R@1000", "Success@10", "Bpref", "Bpref_R", "Bpref_N",
-    "infAP", "NumRet", "NumRel", "NumRelRet", "Judged@10",
-    "nDCG", "nDCG@10", "nDCG@20", "nDCG(gain=exp)@10", "nDCG(discount=jk)@10",
-    "nDCG(gains={1:0,2:1,3:3})@10", "nCG@10", "nCG",
-    "Q", "Q(beta=0.5)", "Q@100",
-    "RBP(p=0.5)", "RBP", "RBP(p=0.95)", "RBP_resid(p=0.5)", "RBP_resid", "RBP_resid(p=0.95)",
-    "ERR", "ERR@20", "nERR@20",
-    "GAP", "GAP(g=(0.1,0.3,0.6))", "xGAP", "eGAP",
-    "AP'", "nDCG'@10", "Q'", "GAP'", "Bpref'", "RBP'",
+    "AP",
+    "AP(rel=2)",
+    "AP@100",
+    "P@10",
+    "P(rel=2)@10",
+    "P@20",
+    "Rprec",
+    "Rprec(rel=2)",
+    "RR",
+    "RR(rel=2)@10",
+    "R@100",
+    "R@1000",
+    "Success@10",
+    "Bpref",
+    "Bpref_R",
+    "Bpref_N",
+    "infAP",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "Judged@10",
+    "nDCG",
+    "nDCG@10",
+    "nDCG@20",
+    "nDCG(gain=exp)@10",
+    "nDCG(discount=jk)@10",
+    "nDCG(gains={1:0,2:1,3:3})@10",
+    "nCG@10",
+    "nCG",
+    "Q",
+    "Q(beta=0.5)",
+    "Q@100",
+    "RBP(p=0.5)",
+    "RBP",
+    "RBP(p=0.95)",
+    "RBP_resid(p=0.5)",
+    "RBP_resid",
+    "RBP_resid(p=0.95)",
+    "ERR",
+    "ERR@20",
+    "nERR@20",
+    "GAP",
+    "GAP(g=(0.1,0.3,0.6))",
+    "xGAP",
+    "eGAP",
+    "AP'",
+    "nDCG'@10",
+    "Q'",
+    "GAP'",
+    "Bpref'",
+    "RBP'",
 ]
 
 

@@ -53,10 +53,15 @@ def main():
     rows = []
     for preset in ("trec_like", "dl_like"):
         seeds = iter(range(1000))
-        med, best = timed(lambda: make_world(preset, n_topics=50, n_systems=100,
-                                             rng=np.random.default_rng(next(seeds))), args.repeat)
-        rows.append((f"make_world({preset!r}, 100 systems x 50 topics x depth 1000)", med, best,
-                     "< 5 s"))
+        med, best = timed(
+            lambda: make_world(
+                preset, n_topics=50, n_systems=100, rng=np.random.default_rng(next(seeds))
+            ),
+            args.repeat,
+        )
+        rows.append(
+            (f"make_world({preset!r}, 100 systems x 50 topics x depth 1000)", med, best, "< 5 s")
+        )
         print(rows[-1])
 
     folder = args.data / "trec-dl-2020"
@@ -84,10 +89,11 @@ def main():
     reps = max(args.repeat * 4, 20)
     shape = f"{tensor.n_runs} runs x {tensor.n_topics} topics x depth {tensor.depth}"
     for label, fn, target in (
-            (f"DL 2020 ({shape}): stratified 10% mask + 5 measures", stratified_and_eval, "< 50 ms"),
-            ("  of which: stratified 10% mask only", mask_only, ""),
-            ("  of which: with_judgments + 5 measures only", eval_only, ""),
-            ("DL 2020: uniform 10% mask + 5 measures", uniform_and_eval, "")):
+        (f"DL 2020 ({shape}): stratified 10% mask + 5 measures", stratified_and_eval, "< 50 ms"),
+        ("  of which: stratified 10% mask only", mask_only, ""),
+        ("  of which: with_judgments + 5 measures only", eval_only, ""),
+        ("DL 2020: uniform 10% mask + 5 measures", uniform_and_eval, ""),
+    ):
         med, best = timed(fn, reps)
         rows.append((label, med, best, target))
         print(rows[-1])
@@ -106,17 +112,27 @@ def main():
         return f"{v * 1000:.0f} ms" if v < 1 else f"{v:.2f} s"
 
     lines = [
-        "# Simulators benchmark", "",
-        "Command (repository root): `python benchmarks/bench_simulators.py`", "",
+        "# Simulators benchmark",
+        "",
+        "Command (repository root): `python benchmarks/bench_simulators.py`",
+        "",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
         f"(shared with other jobs; load average at the end {os.getloadavg()[0]:.1f}), "
-        f"Python {platform.python_version()}, numpy {np.__version__}.", "",
+        f"Python {platform.python_version()}, numpy {np.__version__}.",
+        "",
         f"Measures re-evaluated: {', '.join(MEASURES)}. Median (min) wall time over "
-        f"{args.repeat} world generations and {reps} degraded re-evaluations.", "",
-        "| task | median | min | target |", "|---|---|---|---|"]
-    lines += [f"| {label} | {fmt(med)} | {fmt(best)} | {target} |" for label, med, best, target in rows]
+        f"{args.repeat} world generations and {reps} degraded re-evaluations.",
+        "",
+        "| task | median | min | target |",
+        "|---|---|---|---|",
+    ]
     lines += [
-        "", "Notes:", "",
+        f"| {label} | {fmt(med)} | {fmt(best)} | {target} |" for label, med, best, target in rows
+    ]
+    lines += [
+        "",
+        "Notes:",
+        "",
         "- World generation draws S x C normal scores per topic (C = 3000 candidates for "
         "`trec_like`, 6250 for `dl_like`), takes each system's top 1000 with `argpartition`, and "
         "builds the 100 Runs and the truth/pool Qrels (Arrow strings).",

@@ -3,7 +3,8 @@
 Use it from the command line with ``--plugin``::
 
     metaeval evaluate QRELS RUN -m RprecHalf --plugin examples/my_measures.py
-    metaeval evaluate QRELS RUN -m "RprecHalf(rel=2)" -m "RprecHalf'" --plugin examples/my_measures.py
+    metaeval evaluate QRELS RUN -m "RprecHalf(rel=2)" -m "RprecHalf'" \
+        --plugin examples/my_measures.py
     metaeval measures --plugin examples/my_measures.py
 
 or from Python::
@@ -48,8 +49,8 @@ class RprecHalf(BinaryMeasure):
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         # tensor.codes is (runs, topics, ranks) of grades; negative codes are unjudged or past
         # the end of the list, so ">= rel" is exactly "judged relevant".
-        half = (tensor.n_relevant(self.rel) + 1) // 2           # ceil(R/2) per topic, (T,)
-        hits = np.cumsum(tensor.codes >= self.rel, axis=2)      # C(r) at every rank
+        half = (tensor.n_relevant(self.rel) + 1) // 2  # ceil(R/2) per topic, (T,)
+        hits = np.cumsum(tensor.codes >= self.rel, axis=2)  # C(r) at every rank
         # C(h) per run and topic: one gather at rank h (index h - 1); h may exceed the depth.
         at = np.clip(half - 1, 0, tensor.depth - 1)
         index = np.broadcast_to(at[None, :, None], (tensor.n_runs, tensor.n_topics, 1))

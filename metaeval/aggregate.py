@@ -7,8 +7,6 @@ run did not answer, under ``missing="skip"``) and is left out.
 
 from __future__ import annotations
 
-import ast
-import re
 import warnings
 from dataclasses import dataclass, fields
 
@@ -94,24 +92,24 @@ def parse_aggregate(text: str | Aggregate) -> Aggregate:
         return text
     if not isinstance(text, str):
         raise TypeError(f"an aggregate is a string or an Aggregate, got {type(text).__name__}")
-    m = re.fullmatch(r"\s*(\w+)\s*(?:\((.*)\))?\s*", text)
-    if not m:
-        raise ValueError(f"cannot parse aggregate {text!r}; expected e.g. 'gmean(mode=shift)'")
-    kwargs = {}
+    from metaeval.measures.base import split_call
+
+    try:
+        name, params, cutoff, primed = split_call(text, what="aggregate")
+    except ValueError as err:
+        raise ValueError(f"{err}; expected e.g. 'gmean(mode=shift)'") from None
     allowed = {f.name for f in fields(Aggregate)} - {"kind"}
-    for part in filter(None, (p.strip() for p in (m[2] or "").split(","))):
-        key, _, value = (s.strip() for s in part.partition("="))
-        if key not in allowed or not value:
-            raise ValueError(f"aggregate {text!r}: parameters are {sorted(allowed)}, written name=value")
-        try:
-            kwargs[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            kwargs[key] = value
-    return Aggregate(m[1], **kwargs)
+    unknown = sorted(set(params) - allowed)
+    if unknown or cutoff is not None or primed:
+        raise ValueError(
+            f"aggregate {text!r}: parameters are {sorted(allowed)}, written name=value"
+        )
+    return Aggregate(name, **params)
 
 
-def eps_sensitivity(values: np.ndarray, eps_grid=None, *, kind: str = "gmean",
-                    mode: str = "floor") -> pd.DataFrame:
+def eps_sensitivity(
+    values: np.ndarray, eps_grid=None, *, kind: str = "gmean", mode: str = "floor"
+) -> pd.DataFrame:
     """The aggregate of ``values`` (topics on the last axis) as a function of eps.
 
     Returns a tidy DataFrame with columns ``eps, system, value`` (``system`` is the row of

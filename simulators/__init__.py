@@ -8,15 +8,43 @@
 """
 
 from simulators.calibrate import CollectionStats, calibrate, collection_stats
-from simulators.degraders import (AssessorNoise, Degrader, FewerTeams, Judgments,
-                                  LeaveOneGroupOut, PoolDepth, StratifiedSampling,
-                                  UniformSampling, make_degrader, register_degrader,
-                                  registered_degraders)
+from simulators.degraders import (
+    AssessorNoise,
+    Degrader,
+    FewerTeams,
+    Judgments,
+    LeaveOneGroupOut,
+    PoolDepth,
+    StratifiedSampling,
+    UniformSampling,
+    make_degrader,
+    register_degrader,
+    registered_degraders,
+)
 from simulators.pooling import pool_mask, pool_qrels, pool_size
 from simulators.worlds import PRESETS, World, WorldParams, make_world, preset
 
-__all__ = ["make_world", "World", "WorldParams", "PRESETS", "preset", "calibrate",
-           "collection_stats", "CollectionStats", "pool_mask", "pool_qrels", "pool_size",
-           "Degrader", "Judgments", "register_degrader", "registered_degraders",
-           "make_degrader", "StratifiedSampling", "UniformSampling", "PoolDepth",
-           "LeaveOneGroupOut", "FewerTeams", "AssessorNoise"]
+__all__ = [
+    "make_world",
+    "World",
+    "WorldParams",
+    "PRESETS",
+    "preset",
+    "calibrate",
+    "collection_stats",
+    "CollectionStats",
+    "pool_mask",
+    "pool_qrels",
+    "pool_size",
+    "Degrader",
+    "Judgments",
+    "register_degrader",
+    "registered_degraders",
+    "make_degrader",
+    "StratifiedSampling",
+    "UniformSampling",
+    "PoolDepth",
+    "LeaveOneGroupOut",
+    "FewerTeams",
+    "AssessorNoise",
+]

@@ -53,10 +53,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from scipy import stats as sps
 
+from metaeval._validation import as_generator, check_int
 from metaeval.data import Qrels, RunSet
 from metaeval.engine import EvalTensor
-from metaeval.evaluate import score_matrices
-
+from metaeval.evaluation import score_matrices
 from simulators.worlds import PRESETS, World, WorldParams, _simulate
 
 __all__ = ["CollectionStats", "collection_stats", "calibrate", "teams_from_names"]
@@ -98,13 +98,18 @@ class CollectionStats:
         x = self.ndcg if scores is None else scores
         sys_m, top_m, grand = x.mean(axis=1), x.mean(axis=0), x.mean()
         resid = x - sys_m[:, None] - top_m[None, :] + grand
-        return {"mean": float(grand), "system_sd": float(sys_m.std(ddof=1)),
-                "topic_sd": float(top_m.std(ddof=1)), "residual_sd": float(resid.std(ddof=1))}
+        return {
+            "mean": float(grand),
+            "system_sd": float(sys_m.std(ddof=1)),
+            "topic_sd": float(top_m.std(ddof=1)),
+            "residual_sd": float(resid.std(ddof=1)),
+        }
 
     def summary(self) -> dict[str, float]:
         """One number per statistic (used by the report table and the tests)."""
         out = {
-            "topics": self.n_topics, "systems": self.n_systems,
+            "topics": self.n_topics,
+            "systems": self.n_systems,
             f"R median (grade >= {self.rel})": float(np.median(self.rel_per_topic)),
             f"R mean (grade >= {self.rel})": float(self.rel_per_topic.mean()),
             "judged per topic": float(self.judged_per_topic.mean()),
@@ -131,9 +136,16 @@ def _kendall_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.array([sps.kendalltau(x, y).statistic for x, y in zip(a, b)])
 
 
-def _stats_from_tensor(tensor: EvalTensor, *, rel: int, rng: np.random.Generator,
-                       n_splits: int, distinct_at: dict, run_lengths: np.ndarray,
-                       tie_fraction: np.ndarray | None) -> CollectionStats:
+def _stats_from_tensor(
+    tensor: EvalTensor,
+    *,
+    rel: int,
+    rng: np.random.Generator,
+    n_splits: int,
+    distinct_at: dict,
+    run_lengths: np.ndarray,
+    tie_fraction: np.ndarray | None,
+) -> CollectionStats:
     counts = tensor.grade_counts
     S, T = tensor.n_runs, tensor.n_topics
     mats = score_matrices(tensor, [f"AP(rel={rel})" if rel != 1 else "AP", "nDCG"])
@@ -142,7 +154,7 @@ def _stats_from_tensor(tensor: EvalTensor, *, rel: int, rng: np.random.Generator
     halves = np.array([rng.permutation(T) for _ in range(n_splits)])
     h = T // 2
     a = np.stack([ndcg[:, p[:h]].mean(axis=1) for p in halves])
-    b = np.stack([ndcg[:, p[h:2 * h]].mean(axis=1) for p in halves])
+    b = np.stack([ndcg[:, p[h : 2 * h]].mean(axis=1) for p in halves])
     tau = _kendall_rows(a, b) if S > 1 else np.array([np.nan])
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = np.corrcoef(ndcg) if S > 1 else np.ones((1, 1))
@@ -154,17 +166,26 @@ def _stats_from_tensor(tensor: EvalTensor, *, rel: int, rng: np.random.Generator
         v = valid[:, :, :k]
         judged_at[k] = float(judged[:, :, :k][v].mean()) if v.any() else float("nan")
     return CollectionStats(
-        n_topics=T, n_systems=S, rel_per_topic=counts[:, rel:].sum(axis=1) if rel > 0 else
-        counts.sum(axis=1), judged_per_topic=counts.sum(axis=1),
-        grade_props=counts.sum(axis=0) / max(counts.sum(), 1), ap=ap, ndcg=ndcg, half_tau=tau,
-        pair_corr=corr[iu], judged_at=judged_at, distinct_at=distinct_at,
-        run_lengths=run_lengths, tie_fraction=tie_fraction, rel=rel)
+        n_topics=T,
+        n_systems=S,
+        rel_per_topic=counts[:, rel:].sum(axis=1) if rel > 0 else counts.sum(axis=1),
+        judged_per_topic=counts.sum(axis=1),
+        grade_props=counts.sum(axis=0) / max(counts.sum(), 1),
+        ap=ap,
+        ndcg=ndcg,
+        half_tau=tau,
+        pair_corr=corr[iu],
+        judged_at=judged_at,
+        distinct_at=distinct_at,
+        run_lengths=run_lengths,
+        tie_fraction=tie_fraction,
+        rel=rel,
+    )
 
 
 def _distinct_from_runs(runs: RunSet, topics: np.ndarray, ks=(10, 100, 1000)) -> dict:
     """Median over topics of the number of distinct documents in the runs' top k."""
     tpos, dcodes, ranks = [], [], []
-    vocab: dict = {}
     for run in runs:
         sizes = np.diff(run.offsets)
         pos = np.searchsorted(topics, run.topics)
@@ -213,35 +234,50 @@ def _ties_from_runs(runs: RunSet) -> np.ndarray:
     return np.asarray(out)
 
 
-def collection_stats(qrels: Qrels | World, runs: RunSet | None = None, *, rel: int = 1,
-                     rng: np.random.Generator | None = None, n_splits: int = 200,
-                     distinct_ks=(10, 100, 1000)) -> CollectionStats:
+def collection_stats(
+    qrels: Qrels | World,
+    runs: RunSet | None = None,
+    *,
+    rel: int = 1,
+    rng=None,
+    n_splits: int = 200,
+    distinct_ks=(10, 100, 1000),
+) -> CollectionStats:
     """Statistics of a collection: ``collection_stats(qrels, runs)`` or ``collection_stats(world)``.
 
     A world is summarised through its official (pooled) qrels and runs, exactly as a real
     collection is, so the two are comparable. ``rel`` is the relevance threshold of AP and R
-    (TREC DL uses 2). ``rng`` draws the topic halves (default: seed 0, so the statistic is
-    reproducible).
+    (TREC DL uses 2). ``rng`` (None, an int, a SeedSequence or a Generator) draws the topic
+    halves of the split-half statistic; give a seed to make it reproducible.
     """
-    if isinstance(rel, bool) or not isinstance(rel, (int, np.integer)) or rel < 1:
-        raise ValueError(f"rel must be a positive integer, got {rel!r}")
-    rng = np.random.default_rng(0) if rng is None else rng
+    check_int("rel", rel, min=1)
+    rng = as_generator(rng)
     if isinstance(qrels, World):
         # The world's own arrays give the same tensor and counts without string matching
         # (tests/simulators/test_worlds.py checks truth_tensor against EvalTensor.build).
         world = qrels
         tensor = world.pool_tensor()
         return _stats_from_tensor(
-            tensor, rel=rel, rng=rng, n_splits=n_splits,
+            tensor,
+            rel=rel,
+            rng=rng,
+            n_splits=n_splits,
             distinct_at=_distinct_from_world(world, distinct_ks),
-            run_lengths=np.median(tensor.lengths, axis=1), tie_fraction=_ties_from_runs(world.runs))
+            run_lengths=np.median(tensor.lengths, axis=1),
+            tie_fraction=_ties_from_runs(world.runs),
+        )
     if not isinstance(qrels, Qrels) or not isinstance(runs, RunSet):
         raise TypeError("collection_stats takes (Qrels, RunSet) or a World")
     tensor = EvalTensor.build(runs, qrels, warn_extra_topics=False)
     return _stats_from_tensor(
-        tensor, rel=rel, rng=rng, n_splits=n_splits,
+        tensor,
+        rel=rel,
+        rng=rng,
+        n_splits=n_splits,
         distinct_at=_distinct_from_runs(runs, qrels.topics, distinct_ks),
-        run_lengths=np.median(tensor.lengths, axis=1), tie_fraction=_ties_from_runs(runs))
+        run_lengths=np.median(tensor.lengths, axis=1),
+        tie_fraction=_ties_from_runs(runs),
+    )
 
 
 # ------------------------------------------------------------------------------- calibration
@@ -276,7 +312,7 @@ def _dirichlet_concentration(counts: np.ndarray) -> float:
     var = props.var(axis=0, ddof=1)
     base = p * (1 - p)
     excess = var - base * np.mean(1 / R[ok])
-    good = (base > 0)
+    good = base > 0
     ratio = np.sum(excess[good]) / np.sum(base[good])
     if ratio <= 0:
         return 1000.0
@@ -293,10 +329,17 @@ def _fast_stats(p: WorldParams, S: int, T: int, seed: int) -> dict[str, float]:
     n_q = T * C
     doc_index = np.where(sim.ranked >= 0, rows, n_q).astype(np.int32)
     judgments = sim.grades.reshape(-1).astype(np.int8)
-    tensor = EvalTensor._from_index(
-        runs=[f"s{i}" for i in range(S)], topics=np.arange(T).astype(str), lengths=sim.lengths,
-        answered=sim.lengths > 0, doc_index=doc_index, judgments=judgments,
-        judgment_topic=np.repeat(np.arange(T), C), n_grades=p.n_grades, qrels=None)
+    tensor = EvalTensor.from_index(
+        runs=[f"s{i}" for i in range(S)],
+        topics=np.arange(T).astype(str),
+        lengths=sim.lengths,
+        answered=sim.lengths > 0,
+        doc_index=doc_index,
+        judgments=judgments,
+        judgment_topic=np.repeat(np.arange(T), C),
+        n_grades=p.n_grades,
+        qrels=None,
+    )
     keep = pool_mask(tensor, p.pool_depth)
     tensor = tensor.with_judgments(keep)
     distinct = {}
@@ -313,17 +356,30 @@ def _targets(tensor: EvalTensor, distinct10: float, distinct_deep: float) -> dic
     resid = ndcg - sys_m[:, None] - top_m[None, :] + grand
     counts = tensor.grade_counts
     shares = counts.sum(axis=0) / max(counts.sum(), 1)
-    return {**{f"share{g}": float(v) for g, v in enumerate(shares)},
-            "mean": float(grand), "system_sd": float(sys_m.std(ddof=1)),
-            "topic_sd": float(top_m.std(ddof=1)), "residual_sd": float(resid.std(ddof=1)),
-            "rel": float(np.median(counts[:, 1:].sum(axis=1))),
-            "judged": float(counts.sum(axis=1).mean()),
-            "distinct_deep": distinct_deep, "distinct10": distinct10}
+    return {
+        **{f"share{g}": float(v) for g, v in enumerate(shares)},
+        "mean": float(grand),
+        "system_sd": float(sys_m.std(ddof=1)),
+        "topic_sd": float(top_m.std(ddof=1)),
+        "residual_sd": float(resid.std(ddof=1)),
+        "rel": float(np.median(counts[:, 1:].sum(axis=1))),
+        "judged": float(counts.sum(axis=1).mean()),
+        "distinct_deep": distinct_deep,
+        "distinct10": distinct10,
+    }
 
 
-def calibrate(qrels: Qrels, runs: RunSet, *, groups: Mapping[str, str] | None = None,
-              iterations: int = 15, seed: int = 0, damping: float = 0.5,
-              start: WorldParams | None = None, verbose: bool = False) -> WorldParams:
+def calibrate(
+    qrels: Qrels,
+    runs: RunSet,
+    *,
+    groups: Mapping[str, str] | None = None,
+    iterations: int = 15,
+    rng=None,
+    damping: float = 0.5,
+    start: WorldParams | None = None,
+    verbose: bool = False,
+) -> WorldParams:
     """Fit the world model to a real collection (moments, then simulated moments).
 
     Parameters
@@ -336,8 +392,9 @@ def calibrate(qrels: Qrels, runs: RunSet, *, groups: Mapping[str, str] | None = 
         Teams; default :func:`teams_from_names`.
     iterations : int
         Simulated-moment iterations (0: stage 1 only).
-    seed : int
-        Seed of the simulated worlds (common random numbers across iterations).
+    rng : None, int, SeedSequence or Generator
+        Seeds the simulated worlds: one seed is drawn from it and reused at every iteration
+        (common random numbers), so the fit is reproducible given an int.
     damping : float
         Exponent g of the multiplicative steps, in (0, 1].
     start : WorldParams, optional
@@ -351,13 +408,13 @@ def calibrate(qrels: Qrels, runs: RunSet, *, groups: Mapping[str, str] | None = 
         raise TypeError(f"qrels must be a Qrels, got {type(qrels).__name__}")
     if not isinstance(runs, RunSet):
         raise TypeError(f"runs must be a RunSet, got {type(runs).__name__}")
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0:
-        raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
+    check_int("iterations", iterations, min=0)
+    seed = int(as_generator(rng).integers(0, 2**32))  # one world seed for every iteration
     if not 0 < damping <= 1:
         raise ValueError(f"damping must be in (0, 1], got {damping!r}")
     tensor = EvalTensor.build(runs, qrels, warn_extra_topics=False)
     S, T = tensor.n_runs, tensor.n_topics
-    counts = tensor.grade_counts                      # (T, G+1)
+    counts = tensor.grade_counts  # (T, G+1)
     G = counts.shape[1] - 1
     if G < 1:
         raise ValueError("qrels have no relevant grade (all grades 0): nothing to fit")
@@ -378,17 +435,28 @@ def calibrate(qrels: Qrels, runs: RunSet, *, groups: Mapping[str, str] | None = 
     # score range of roughly 4 noise sd, hence the resolution.
     f_tie = float(np.median(ties[tied])) if tied.any() else 0.0
     p = dataclasses.replace(
-        base, grade_probs=grade_probs, grade_concentration=_dirichlet_concentration(rel_counts),
-        rel_median=float(np.exp(logR.mean())), rel_sigma=float(logR.std(ddof=1)),
-        rel_min=1, rel_fixed=None, min_top_grade=0, grade_quality=None, depth=depth,
+        base,
+        grade_probs=grade_probs,
+        grade_concentration=_dirichlet_concentration(rel_counts),
+        rel_median=float(np.exp(logR.mean())),
+        rel_sigma=float(logR.std(ddof=1)),
+        rel_min=1,
+        rel_fixed=None,
+        min_top_grade=0,
+        grade_quality=None,
+        depth=depth,
         # The union of the runs' lists bounds the candidates; a world with C candidates shows
         # a little fewer distinct documents than C, hence the 5% margin.
         n_candidates=max(int(round(1.05 * distinct[depth])), depth + 1),
         shallow_fraction=float(shallow.mean()),
-        shallow_depth=max(1, int(np.median(lengths[shallow]))) if shallow.any() else base.shallow_depth,
+        shallow_depth=max(1, int(np.median(lengths[shallow])))
+        if shallow.any()
+        else base.shallow_depth,
         tie_fraction=float(tied.mean()),
         tie_resolution=4.0 / max((1 - f_tie) * depth, 1.0) if tied.any() else base.tie_resolution,
-        team_size=float(team_size), pool_depth=min(base.pool_depth, depth))
+        team_size=float(team_size),
+        pool_depth=min(base.pool_depth, depth),
+    )
     target = _targets(tensor, distinct[10], distinct[depth])
     p = dataclasses.replace(p, effect_mean=max(p.effect_mean, 0.1))
     history = []
@@ -397,11 +465,15 @@ def calibrate(qrels: Qrels, runs: RunSet, *, groups: Mapping[str, str] | None = 
         if verbose:
             print(it, {k: round(v, 3) for k, v in sim.items()})
         step = {}
-        for name, key in (("effect_mean", "mean"), ("system_sd", "system_sd"),
-                          ("topic_sd", "topic_sd"), ("interaction_sd", "residual_sd"),
-                          ("rel_median", "rel")):
+        for name, key in (
+            ("effect_mean", "mean"),
+            ("system_sd", "system_sd"),
+            ("topic_sd", "topic_sd"),
+            ("interaction_sd", "residual_sd"),
+            ("rel_median", "rel"),
+        ):
             ratio = target[key] / max(sim[key], 1e-6)
-            step[name] = max(getattr(p, name), 1e-3) * ratio ** damping
+            step[name] = max(getattr(p, name), 1e-3) * ratio**damping
         step["rel_median"] = float(min(step["rel_median"], p.n_candidates // 4))
         # More distinct documents in the top 10 than real -> too little shared noise. Bounded:
         # past ~0.7 the systems become copies of each other (see the report).
@@ -416,19 +488,27 @@ def calibrate(qrels: Qrels, runs: RunSet, *, groups: Mapping[str, str] | None = 
             ratio = target[f"share{g}"] / max(sim.get(f"share{g}", 0.0), 1e-4)
             q[g] = float(np.clip(q[g] * ratio ** (0.5 * damping), 0.02, 1.0))
         step["grade_quality"] = tuple(float(v) for v in q)
-        p = dataclasses.replace(p, **step, doc_share=doc_share,
-                                pool_depth=int(np.clip(pool, 1, depth)))
+        p = dataclasses.replace(
+            p, **step, doc_share=doc_share, pool_depth=int(np.clip(pool, 1, depth))
+        )
         history.append(p)
     if history:
         # The steps oscillate around the fixed point (the statistics are discrete and coupled);
         # averaging the last third of the iterates (Polyak averaging) settles it.
-        tail = history[-max(1, len(history) // 3):]
-        avg = {name: float(np.mean([getattr(h, name) for h in tail]))
-               for name in ("effect_mean", "system_sd", "topic_sd", "interaction_sd",
-                            "rel_median", "doc_share")}
+        tail = history[-max(1, len(history) // 3) :]
+        avg = {
+            name: float(np.mean([getattr(h, name) for h in tail]))
+            for name in (
+                "effect_mean",
+                "system_sd",
+                "topic_sd",
+                "interaction_sd",
+                "rel_median",
+                "doc_share",
+            )
+        }
         avg["pool_depth"] = int(round(np.median([h.pool_depth for h in tail])))
-        avg["grade_quality"] = tuple(float(v) for v in
-                                     np.mean([h.quality() for h in tail], axis=0))
+        avg["grade_quality"] = tuple(float(v) for v in np.mean([h.quality() for h in tail], axis=0))
         p = dataclasses.replace(p, **avg)
     return p
 
@@ -441,7 +521,8 @@ def calibration_targets(qrels: Qrels, runs: RunSet) -> dict[str, float]:
     return _targets(tensor, d[10], d[depth])
 
 
-def simulated_targets(params: WorldParams, n_systems: int, n_topics: int, *,
-                      seed: int = 0) -> dict[str, float]:
+def simulated_targets(
+    params: WorldParams, n_systems: int, n_topics: int, *, rng=None
+) -> dict[str, float]:
     """The same statistics for a world of the model (fast path, no strings)."""
-    return _fast_stats(params, n_systems, n_topics, seed)
+    return _fast_stats(params, n_systems, n_topics, int(as_generator(rng).integers(0, 2**32)))

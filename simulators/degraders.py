@@ -9,8 +9,9 @@ judgments: a kept row keeps its document, and no document outside the input qrel
 
 Built-in degraders (``name`` in brackets, for :func:`make_degrader` and the CLI):
 
-- :class:`StratifiedSampling` [``stratified``]: Buckley & Voorhees (SIGIR 2004), METHODS.md §4.1.
-- :class:`UniformSampling` [``uniform``]: Yilmaz & Aslam (CIKM 2006), METHODS.md §4.2.
+- :class:`StratifiedSampling` [``stratified``]: Buckley & Voorhees (SIGIR 2004),
+  docs/methods.md §4.1; by relevance or, for graded judgments, by grade.
+- :class:`UniformSampling` [``uniform``]: Yilmaz & Aslam (CIKM 2006), docs/methods.md §4.2.
 - :class:`PoolDepth` [``pool_depth``]: shallow pools (Zobel SIGIR 1998; Sakai 2008), §4.4.
 - :class:`LeaveOneGroupOut` [``leave_one_group_out``]: pool reusability (Zobel 1998).
 - :class:`FewerTeams` [``fewer_teams``]: pools from a random subset of teams.
@@ -19,8 +20,11 @@ Built-in degraders (``name`` in brackets, for :func:`make_degrader` and the CLI)
 A user adds one by subclassing :class:`Degrader` as a frozen dataclass and decorating it with
 :func:`register_degrader`.
 
-All randomness comes from the keyword-only ``rng`` (a :class:`numpy.random.Generator`); the
-same generator state gives the same output. Trials draw from ``rng`` in order, trial by trial.
+All randomness comes from the keyword-only ``rng`` (None, an int, a SeedSequence or a
+Generator; docs/methods.md §0): the same seed gives the same output. :meth:`Degrader.trial`
+makes one trial, with every level, from its own ``rng``, so trial k can be drawn from a seed of
+its own without drawing trials 0..k-1 (what a study does); :meth:`Degrader.generate` makes
+several, drawing them one after another from one generator.
 """
 
 from __future__ import annotations
@@ -33,14 +37,22 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from metaeval._validation import (
+    as_generator,
+    check_choice,
+    check_int,
+    check_optional_int,
+    check_probability,
+    check_rates,
+)
 from metaeval.data import Qrels, RunSet
 from metaeval.engine import EvalTensor
 from metaeval.engine.tensor import UNJUDGED, UNPOOLED
-
 from simulators.pooling import pool_mask
 
 DROPPED = ("unpooled", "unjudged")
 ROUNDING = ("trunc", "round")
+STRATA = ("relevance", "grade")
 
 
 # ------------------------------------------------------------------------------- results
@@ -82,8 +94,10 @@ class Judgments:
     def apply(self, tensor: EvalTensor) -> EvalTensor:
         """The tensor under this judgment set (one vectorised gather)."""
         if len(tensor.judgments) != len(self.keep):
-            raise ValueError(f"tensor has {len(tensor.judgments)} judgments, this set "
-                             f"{len(self.keep)}: build the tensor on the same qrels")
+            raise ValueError(
+                f"tensor has {len(tensor.judgments)} judgments, this set "
+                f"{len(self.keep)}: build the tensor on the same qrels"
+            )
         if self.grades is None:
             return tensor.with_judgments(self.keep, dropped=self.dropped)
         return tensor.with_grades(self.codes())
@@ -93,9 +107,11 @@ class Judgments:
         ``dropped="unjudged"``."""
         g = (self.source.grades if self.grades is None else self.grades).astype(np.int8)
         if not self.keep.any() and self.dropped == "unpooled":
-            raise ValueError(f"{self.method} at level {self.level!r} removes every judgment: "
-                             "an empty judgment set cannot be written as Qrels (the keep-mask "
-                             "and apply() still work)")
+            raise ValueError(
+                f"{self.method} at level {self.level!r} removes every judgment: "
+                "an empty judgment set cannot be written as Qrels (the keep-mask "
+                "and apply() still work)"
+            )
         if self.dropped == "unjudged":
             return self.source.with_grades(np.where(self.keep, g, -1).astype(np.int8))
         return self.source.with_grades(g, keep=self.keep)
@@ -108,20 +124,22 @@ class Judgments:
 
 
 # ------------------------------------------------------------------------------- base class
-_REGISTRY: dict[str, type["Degrader"]] = {}
+_REGISTRY: dict[str, type[Degrader]] = {}
 
 
 @dataclass(frozen=True, kw_only=True)
 class Degrader:
     """Base class: a frozen dataclass whose fields are the degrader's parameters.
 
-    Subclasses set ``name``, ``dropped``, ``needs_runs``, ``random`` and implement
-    :meth:`levels` and :meth:`_trial`, which returns ``{level: keep_mask}`` (or
+    Subclasses set ``name``, ``level_field``, ``dropped``, ``needs_runs``, ``random`` and
+    implement :meth:`levels` and :meth:`_trial`, which returns ``{level: keep_mask}`` (or
     ``{level: (keep_mask, grades)}``) for one trial over all levels; nesting across levels
     within a trial (stratified sampling) is therefore natural.
     """
 
     name: ClassVar[str] = ""
+    #: The field holding the levels (``rates``, ``depths``...), set by a study's ``levels``.
+    level_field: ClassVar[str] = "levels"
     #: What removed judgments become (see :class:`Judgments`).
     dropped: ClassVar[str] = "unpooled"
     #: Whether the runs (an EvalTensor) are needed, not just the qrels.
@@ -138,13 +156,17 @@ class Degrader:
     def levels(self) -> list:
         raise NotImplementedError
 
-    def _trial(self, qrels: Qrels, tensor: EvalTensor | None,
-               rng: np.random.Generator) -> dict:
+    def _trial(self, qrels: Qrels, tensor: EvalTensor | None, rng: np.random.Generator) -> dict:
         raise NotImplementedError
 
-    def generate(self, judgments: Qrels | EvalTensor, *, rng: np.random.Generator,
-                 trials: int = 1, runs: RunSet | None = None) -> list[Judgments]:
-        """Degraded judgment sets for every trial and level (trial-major order).
+    def trial(
+        self, judgments: Qrels | EvalTensor, *, rng=None, trial: int = 0, runs: RunSet | None = None
+    ) -> list[Judgments]:
+        """One trial: a degraded judgment set for every level, in level order.
+
+        Levels of one trial are drawn together (nested where the degrader nests them, as
+        stratified sampling does), from ``rng`` alone, so trial k of a study can be drawn from
+        its own seed without drawing trials 0..k-1.
 
         Parameters
         ----------
@@ -152,28 +174,61 @@ class Degrader:
             The judgments to degrade. For a tensor, its original ``qrels`` are degraded (rows
             aligned with it), not the current codes of a view already made by
             ``with_judgments``; :meth:`Judgments.apply` on such a view composes the two.
-        rng : numpy.random.Generator
-        trials : int
-            Independent repetitions (each one draws from ``rng`` after the previous).
+        rng : None, int, SeedSequence or Generator
+        trial : int
+            The trial's number, recorded in each :class:`Judgments` (it does not seed anything).
         runs : RunSet, optional
             For degraders that pool (``needs_runs``) when ``judgments`` is a Qrels.
         """
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-        if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
-            raise ValueError(f"trials must be a positive integer, got {trials!r}")
         qrels, tensor = _resolve(judgments, runs, self.needs_runs, self.name)
+        return self._judgments(qrels, tensor, as_generator(rng), check_int("trial", trial, min=0))
+
+    def _judgments(self, qrels, tensor, rng, trial) -> list[Judgments]:
         out = []
-        for trial in range(int(trials)):
-            result = self._trial(qrels, tensor, rng)
-            for level in self.levels():
-                value = result[level]
-                keep, grades = value if isinstance(value, tuple) else (value, None)
-                out.append(Judgments(self.name, level, trial, np.asarray(keep, dtype=bool),
-                                     self.dropped, qrels, grades))
+        for level, value in self._trial(qrels, tensor, rng).items():
+            keep, grades = value if isinstance(value, tuple) else (value, None)
+            out.append(
+                Judgments(
+                    self.name,
+                    level,
+                    trial,
+                    np.asarray(keep, dtype=bool),
+                    self.dropped,
+                    qrels,
+                    grades,
+                )
+            )
         return out
 
-    def __call__(self, judgments, *, rng, trials: int = 1, runs=None) -> list[Judgments]:
+    def generate(
+        self,
+        judgments: Qrels | EvalTensor,
+        *,
+        rng=None,
+        trials: int = 1,
+        runs: RunSet | None = None,
+    ) -> list[Judgments]:
+        """Degraded judgment sets for every trial and level (trial-major order).
+
+        The trials are drawn one after another from one generator: ``generate(..., trials=n,
+        rng=g)`` is :meth:`trial` called n times with ``g``.
+
+        Parameters
+        ----------
+        judgments : Qrels or EvalTensor
+            As for :meth:`trial`.
+        rng : None, int, SeedSequence or Generator
+        trials : int
+            Independent repetitions.
+        runs : RunSet, optional
+            For degraders that pool (``needs_runs``) when ``judgments`` is a Qrels.
+        """
+        gen = as_generator(rng)
+        trials = check_int("trials", trials, min=1)
+        qrels, tensor = _resolve(judgments, runs, self.needs_runs, self.name)
+        return [j for k in range(trials) for j in self._judgments(qrels, tensor, gen, k)]
+
+    def __call__(self, judgments, *, rng=None, trials: int = 1, runs=None) -> list[Judgments]:
         return self.generate(judgments, rng=rng, trials=trials, runs=runs)
 
 
@@ -185,7 +240,9 @@ def _resolve(judgments, runs, needs_runs: bool, name: str) -> tuple[Qrels, EvalT
             raise ValueError("degrade the full tensor, not its condensed view")
         return judgments.qrels, judgments
     if not isinstance(judgments, Qrels):
-        raise TypeError(f"judgments must be a Qrels or an EvalTensor, got {type(judgments).__name__}")
+        raise TypeError(
+            f"judgments must be a Qrels or an EvalTensor, got {type(judgments).__name__}"
+        )
     if runs is not None:
         return judgments, EvalTensor.build(runs, judgments, warn_extra_topics=False)
     if needs_runs:
@@ -202,14 +259,16 @@ def register_degrader(cls: type[Degrader] | None = None):
         if not klass.name or not klass.name.isidentifier():
             raise ValueError(f"{klass.__name__}.name must be an identifier, got {klass.name!r}")
         if "__dataclass_fields__" not in klass.__dict__:
-            raise TypeError(f"{klass.__name__} must be decorated with "
-                            "@dataclass(frozen=True, kw_only=True)")
+            raise TypeError(
+                f"{klass.__name__} must be decorated with @dataclass(frozen=True, kw_only=True)"
+            )
         if klass.dropped not in DROPPED:
             raise ValueError(f"{klass.__name__}.dropped must be one of {DROPPED}")
         owner = _REGISTRY.get(klass.name)
         if owner is not None and owner.__qualname__ != klass.__qualname__:
-            raise ValueError(f"a degrader named {klass.name!r} is already registered "
-                             f"({owner.__qualname__})")
+            raise ValueError(
+                f"a degrader named {klass.name!r} is already registered ({owner.__qualname__})"
+            )
         _REGISTRY[klass.name] = klass
         return klass
 
@@ -219,6 +278,13 @@ def register_degrader(cls: type[Degrader] | None = None):
 def registered_degraders() -> dict[str, type[Degrader]]:
     """Every registered degrader class by name."""
     return dict(sorted(_REGISTRY.items()))
+
+
+def level_field(name: str) -> str:
+    """The parameter holding a registered degrader's levels (``rates``, ``depths``...)."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown degrader {name!r}; registered: {sorted(_REGISTRY)}")
+    return _REGISTRY[name].level_field
 
 
 def make_degrader(name: str, **params) -> Degrader:
@@ -234,34 +300,16 @@ def make_degrader(name: str, **params) -> Degrader:
 
 
 # ------------------------------------------------------------------------------- helpers
-def _check_rates(rates, name="rates") -> tuple:
-    if isinstance(rates, (int, float)) and not isinstance(rates, bool):
-        rates = (rates,)
-    try:
-        rates = tuple(rates)
-    except TypeError:
-        raise ValueError(f"{name} must be a sequence of percentages in (0, 100], got {rates!r}")
-    if not rates:
-        raise ValueError(f"{name} must not be empty")
-    for r in rates:
-        if isinstance(r, bool) or not isinstance(r, (int, float, np.integer, np.floating)) \
-                or not 0 < r <= 100:
-            raise ValueError(f"{name} must be percentages in (0, 100], got {r!r}")
-    if len(set(rates)) != len(rates):
-        raise ValueError(f"{name} must not repeat a value, got {rates!r}")
-    return rates
-
-
 def _check_pos_ints(values, name) -> tuple:
     if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
         values = (values,)
     values = tuple(values)
-    if not values or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1
-                         for v in values):
-        raise ValueError(f"{name} must be positive integers, got {values!r}")
+    if not values:
+        raise ValueError(f"{name} must not be empty")
+    values = tuple(check_int(f"{name}[{i}]", v, min=1) for i, v in enumerate(values))
     if len(set(values)) != len(values):
         raise ValueError(f"{name} must not repeat a value, got {values!r}")
-    return tuple(int(v) for v in values)
+    return values
 
 
 def _topic_blocks(qrels: Qrels):
@@ -282,16 +330,25 @@ def _rounded(x: np.ndarray, rounding: str) -> np.ndarray:
 class StratifiedSampling(Degrader):
     """Stratified random sampling of the judgments (Buckley & Voorhees, SIGIR 2004).
 
-    Per topic (METHODS.md §4.1): shuffle the relevant list (grade >= ``rel``) and the judged
-    non-relevant list (0 <= grade < ``rel``) once per trial, then for each rate P keep the first
+    Per topic (docs/methods.md §4.1): shuffle every stratum of the judged documents once per
+    trial, then for each rate P keep the first
 
-        R_P = min(R, max(min_rel, f(P R / 100)))   relevant and
-        N_P = min(N, max(min_nonrel, f(P N / 100)))   non-relevant documents,
+        R_P = min(R, max(min_rel, f(P R / 100)))   documents of a relevant stratum and
+        N_P = min(N, max(min_nonrel, f(P N / 100)))   of the non-relevant one,
 
-    f being truncation (``rounding="trunc"``, the project default after Sakai 2008) or rounding
-    half up (``"round"``, MATTERS' ``downsamplePool.m``). As the lists are shuffled once, the
-    smaller sets are nested in the larger ones. Removed documents become unpooled (absent from
-    the qrels), as in the paper; rows already unjudged (grade -1) are left as they are.
+    f being truncation (``rounding="trunc"``, the project default after Sakai & Kando 2008) or
+    rounding half up (``"round"``, MATTERS' ``downsamplePool.m``). The strata are
+
+    * ``strata="relevance"`` (Buckley & Voorhees): the relevant documents (grade >= ``rel``)
+      and the judged non-relevant ones (0 <= grade < ``rel``);
+    * ``strata="grade"`` (Ferrante, Ferro & Maistro 2014's graded adaptation): every relevant
+      grade g >= ``rel`` is a stratum of its own, with its own ``min_rel``, beside the
+      non-relevant stratum; so a topic keeps at least ``min_rel`` documents of every relevant
+      grade it has, and highly relevant documents survive the lowest rates.
+
+    As every stratum is shuffled once, the smaller sets are nested in the larger ones. Removed
+    documents become unpooled (absent from the qrels), as in the paper; rows already unjudged
+    (grade -1) are left as they are.
     """
 
     rates: tuple = (90, 70, 50, 30, 10)
@@ -299,53 +356,62 @@ class StratifiedSampling(Degrader):
     min_nonrel: int = 10
     rounding: str = "trunc"
     rel: int = 1
+    strata: str = "relevance"
 
     name: ClassVar[str] = "stratified"
+    level_field: ClassVar[str] = "rates"
 
     def _validate(self):
-        object.__setattr__(self, "rates", _check_rates(self.rates))
-        for pname in ("min_rel", "min_nonrel"):
-            v = getattr(self, pname)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-                raise ValueError(f"{pname} must be a non-negative integer, got {v!r}")
-        if self.rounding not in ROUNDING:
-            raise ValueError(f"rounding must be one of {ROUNDING}, got {self.rounding!r}")
-        if isinstance(self.rel, bool) or not isinstance(self.rel, (int, np.integer)) or self.rel < 1:
-            raise ValueError(f"rel must be a positive integer, got {self.rel!r}")
+        object.__setattr__(self, "rates", check_rates("rates", self.rates))
+        check_int("min_rel", self.min_rel, min=0)
+        check_int("min_nonrel", self.min_nonrel, min=0)
+        check_choice("rounding", self.rounding, ROUNDING)
+        check_int("rel", self.rel, min=1)
+        check_choice("strata", self.strata, STRATA)
 
     def levels(self):
         return list(self.rates)
 
     def counts(self, R: np.ndarray, N: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray]:
         """(R_P, N_P) per topic for relevant counts R and non-relevant counts N."""
-        R, N = np.asarray(R), np.asarray(N)
-        r_p = np.minimum(R, np.maximum(self.min_rel, _rounded(rate * R / 100, self.rounding)))
-        n_p = np.minimum(N, np.maximum(self.min_nonrel, _rounded(rate * N / 100, self.rounding)))
-        return r_p.astype(np.int64), n_p.astype(np.int64)
+        return self._quota(R, rate, self.min_rel), self._quota(N, rate, self.min_nonrel)
+
+    def _quota(self, n: np.ndarray, rate: float, minimum: int) -> np.ndarray:
+        n = np.asarray(n)
+        return np.minimum(n, np.maximum(minimum, _rounded(rate * n / 100, self.rounding))).astype(
+            np.int64
+        )
 
     def _trial(self, qrels, tensor, rng):
         g = qrels.grades
         n_q = len(g)
-        is_rel = g >= self.rel
-        is_non = (g >= 0) & ~is_rel
-        # One shuffle per topic and list: a random key per row, ranked within (topic, list).
-        # The rank of a row in its shuffled list is its position; a row is kept at rate P when
-        # its position < R_P (or N_P): nested across rates by construction.
+        # The stratum of every row: -1 unjudged, 0 non-relevant, 1 relevant (by relevance)
+        # or its grade (by grade; relevant grades are >= rel >= 1, so never 0).
+        label = np.where(g < 0, -1, np.where(g >= self.rel, g if self.strata == "grade" else 1, 0))
+        strata = [s for s in np.unique(label) if s >= 0]
+        # Relevant strata first, then the non-relevant one: with two strata this is the order
+        # (and the random stream) of Buckley & Voorhees' two lists.
+        strata = sorted(strata, key=lambda s: (s == 0, s))
+        # One shuffle per topic and stratum: a row is kept at rate P when its position in its
+        # shuffled stratum is below the stratum's quota, so rates are nested by construction.
         position = np.zeros(n_q, dtype=np.int64)
-        R = np.zeros(len(qrels.topics), dtype=np.int64)
-        N = np.zeros(len(qrels.topics), dtype=np.int64)
+        size = np.zeros((len(qrels.topics), len(strata)), dtype=np.int64)
+        column = {s: i for i, s in enumerate(strata)}
         for t, (a, b) in enumerate(_topic_blocks(qrels)):
-            for which, counter in ((is_rel, R), (is_non, N)):
-                rows = a + np.flatnonzero(which[a:b])
-                counter[t] = len(rows)
+            for s in strata:
+                rows = a + np.flatnonzero(label[a:b] == s)
+                size[t, column[s]] = len(rows)
                 position[rows[rng.permutation(len(rows))]] = np.arange(len(rows))
         topic = qrels.topic_index
+        lookup = np.zeros(int(label.max(initial=0)) + 2, dtype=np.int64)
+        for s, i in column.items():
+            lookup[s + 1] = i
+        col = lookup[label + 1]  # the stratum's column of every row (unjudged rows: unused)
+        minimum = np.array([self.min_nonrel if s == 0 else self.min_rel for s in strata])
         out = {}
         for rate in self.rates:
-            r_p, n_p = self.counts(R, N, rate)
-            keep = np.where(is_rel, position < r_p[topic],
-                            np.where(is_non, position < n_p[topic], True))
-            out[rate] = keep
+            quota = self._quota(size, rate, minimum[None, :]) if strata else size
+            out[rate] = np.where(label >= 0, position < quota[topic, col], True)
         return out
 
 
@@ -354,8 +420,8 @@ class StratifiedSampling(Degrader):
 class UniformSampling(Degrader):
     """Uniform random sampling of the judged pool (Yilmaz & Aslam, CIKM 2006).
 
-    Per topic with A judged documents (METHODS.md §4.2): draw floor(p A / 100) of them uniformly
-    without replacement, and redraw until the sample holds at least one relevant document
+    Per topic with A judged documents (docs/methods.md §4.2): draw floor(p A / 100) of them
+    uniformly without replacement, and redraw until the sample holds at least one relevant document
     (grade >= ``rel``) when the topic has one; such a topic whose sample would be empty
     (p A < 100) keeps one document so that the condition can hold (our choice: the paper does
     not say).
@@ -368,14 +434,13 @@ class UniformSampling(Degrader):
     max_redraws: int = 100_000
 
     name: ClassVar[str] = "uniform"
+    level_field: ClassVar[str] = "rates"
     dropped: ClassVar[str] = "unjudged"
 
     def _validate(self):
-        object.__setattr__(self, "rates", _check_rates(self.rates))
-        if isinstance(self.rel, bool) or not isinstance(self.rel, (int, np.integer)) or self.rel < 1:
-            raise ValueError(f"rel must be a positive integer, got {self.rel!r}")
-        if not isinstance(self.max_redraws, (int, np.integer)) or self.max_redraws < 1:
-            raise ValueError(f"max_redraws must be a positive integer, got {self.max_redraws!r}")
+        object.__setattr__(self, "rates", check_rates("rates", self.rates))
+        check_int("rel", self.rel, min=1)
+        check_int("max_redraws", self.max_redraws, min=1)
 
     def levels(self):
         return list(self.rates)
@@ -403,8 +468,10 @@ class UniformSampling(Degrader):
                     if not has_rel or is_rel[pick].any():
                         break
                 else:
-                    raise RuntimeError(f"uniform sampling: no relevant document in "
-                                       f"{self.max_redraws} draws (rate {rate}, A={A})")
+                    raise RuntimeError(
+                        f"uniform sampling: no relevant document in "
+                        f"{self.max_redraws} draws (rate {rate}, A={A})"
+                    )
                 keep[pick] = True
             out[rate] = keep
         return out
@@ -421,7 +488,7 @@ def _require_tensor(tensor, name):
 class PoolDepth(Degrader):
     """Shallow pools: the depth-k pool of the runs, intersected with the judgments.
 
-    For each depth k (METHODS.md §4.4; Zobel SIGIR 1998; Sakai 2008), a judgment is kept when
+    For each depth k (docs/methods.md §4.4; Zobel SIGIR 1998; Sakai 2008), a judgment is kept when
     some run (of ``runs``, default all) ranks its document in its top k (trec_eval order); all
     others become unpooled. Deterministic: every trial is the same.
     """
@@ -430,6 +497,7 @@ class PoolDepth(Degrader):
     runs: tuple | None = None
 
     name: ClassVar[str] = "pool_depth"
+    level_field: ClassVar[str] = "depths"
     needs_runs: ClassVar[bool] = True
     random: ClassVar[bool] = False
 
@@ -452,8 +520,9 @@ def _check_groups(groups, tensor: EvalTensor) -> dict[str, list[int]]:
         raise ValueError("groups must be a non-empty mapping run name -> team name")
     missing = [r for r in tensor.runs if r not in groups]
     if missing:
-        raise ValueError(f"groups has no team for run(s) {missing[:5]}"
-                         f"{'...' if len(missing) > 5 else ''}")
+        raise ValueError(
+            f"groups has no team for run(s) {missing[:5]}{'...' if len(missing) > 5 else ''}"
+        )
     teams: dict[str, list[int]] = {}
     for i, r in enumerate(tensor.runs):
         teams.setdefault(str(groups[r]), []).append(i)
@@ -461,11 +530,24 @@ def _check_groups(groups, tensor: EvalTensor) -> dict[str, list[int]]:
 
 
 def _groups_tuple(groups):
+    """Run -> team pairs, sorted; None stays None (teams guessed from the run names)."""
     if groups is None:
-        raise ValueError("groups is required: a mapping run name -> team name")
+        return None
     if isinstance(groups, Mapping):
         return tuple(sorted((str(k), str(v)) for k, v in groups.items()))
-    return tuple((str(k), str(v)) for k, v in groups)
+    try:
+        return tuple((str(k), str(v)) for k, v in groups)
+    except (TypeError, ValueError):
+        raise ValueError(f"groups must map run names to team names, got {groups!r}") from None
+
+
+def _teams_of(groups, tensor: EvalTensor) -> dict[str, list[int]]:
+    """Team -> run positions, from ``groups`` or, when None, guessed from the run names."""
+    if groups is None:
+        from simulators.calibrate import teams_from_names
+
+        return _check_groups(teams_from_names(tensor.runs), tensor)
+    return _check_groups(dict(groups), tensor)
 
 
 @register_degrader
@@ -473,32 +555,51 @@ def _groups_tuple(groups):
 class LeaveOneGroupOut(Degrader):
     """Leave one group out: remove the judgments that only one team contributed.
 
-    For each team g (a level), a judgment is removed when its document is in the
-    depth-``depth`` pool of g's runs and in no other team's (Zobel SIGIR 1998's pool
-    reusability test: how would g's runs score had g not contributed?). Judgments that no run
-    pooled at this depth stay. ``depth=None`` pools whole runs. Deterministic.
+    For each team g of ``teams`` (the levels; default every team), a judgment is removed when
+    its document is in the depth-``depth`` pool of g's runs and in no other team's (Zobel
+    SIGIR 1998's pool reusability test: how would g's runs score had g not contributed?).
+    Judgments that no run pooled at this depth stay. ``depth=None`` pools whole runs.
+    Deterministic.
 
-    ``groups`` maps each run name to its team (a dict, or pairs).
+    ``groups`` maps each run name to its team (a dict, or pairs); by default teams are guessed
+    from the run names (:func:`simulators.calibrate.teams_from_names`).
     """
 
+    teams: tuple | None = None
     groups: Any = None
     depth: int | None = 100
 
     name: ClassVar[str] = "leave_one_group_out"
+    level_field: ClassVar[str] = "teams"
     needs_runs: ClassVar[bool] = True
     random: ClassVar[bool] = False
 
     def _validate(self):
         object.__setattr__(self, "groups", _groups_tuple(self.groups))
-        if self.depth is not None:
-            _check_pos_ints(self.depth, "depth")
+        if self.teams is not None:
+            teams = (self.teams,) if isinstance(self.teams, str) else tuple(map(str, self.teams))
+            if not teams:
+                raise ValueError("teams must not be empty")
+            if self.groups is not None:
+                unknown = sorted(set(teams) - {v for _, v in self.groups})
+                if unknown:
+                    raise ValueError(f"teams {unknown} are not teams of groups")
+            object.__setattr__(self, "teams", teams)
+        check_optional_int("depth", self.depth, min=1)
 
     def levels(self):
+        if self.teams is not None:
+            return list(self.teams)
+        if self.groups is None:
+            raise ValueError(
+                "the teams of leave_one_group_out come from the runs; list them "
+                "(teams=[...]) or give groups"
+            )
         return sorted(set(v for _, v in self.groups))
 
     def _trial(self, qrels, tensor, rng):
         tensor = _require_tensor(tensor, self.name)
-        teams = _check_groups(dict(self.groups), tensor)
+        teams = _teams_of(self.groups, tensor)
         n_q = len(tensor.judgments)
         k = tensor.depth if self.depth is None else min(self.depth, tensor.depth)
         # Number of teams pooling each row: one bincount per team.
@@ -508,11 +609,13 @@ class LeaveOneGroupOut(Degrader):
             m = pool_mask(tensor, k, runs=pos)
             per_team[team] = m
             count += m
-        out = {}
-        for team in self.levels():
-            m = per_team.get(team, np.zeros(n_q, dtype=bool))
-            out[team] = ~(m & (count == 1))
-        return out
+        wanted = list(self.teams) if self.teams is not None else sorted(teams)
+        unknown = [t for t in wanted if t not in teams]
+        if unknown:
+            raise ValueError(
+                f"{self.name}: no run belongs to team(s) {unknown}; teams: {sorted(teams)}"
+            )
+        return {team: ~(per_team[team] & (count == 1)) for team in wanted}
 
 
 @register_degrader
@@ -522,7 +625,8 @@ class FewerTeams(Degrader):
 
     For each k (a level) and trial, k teams are drawn uniformly without replacement; a judgment
     is kept when a run of those teams ranks its document in its top ``depth``. Levels are
-    drawn independently. ``groups`` maps each run name to its team.
+    drawn independently. ``groups`` maps each run name to its team (default: teams guessed
+    from the run names).
     """
 
     k: Any = (5,)
@@ -530,24 +634,28 @@ class FewerTeams(Degrader):
     depth: int | None = 100
 
     name: ClassVar[str] = "fewer_teams"
+    level_field: ClassVar[str] = "k"
     needs_runs: ClassVar[bool] = True
 
     def _validate(self):
         object.__setattr__(self, "k", _check_pos_ints(self.k, "k"))
         object.__setattr__(self, "groups", _groups_tuple(self.groups))
-        n_teams = len(set(v for _, v in self.groups))
-        if max(self.k) > n_teams:
-            raise ValueError(f"k must be at most the number of teams ({n_teams}), got {self.k}")
+        if self.groups is not None:
+            n_teams = len(set(v for _, v in self.groups))
+            if max(self.k) > n_teams:
+                raise ValueError(f"k must be at most the number of teams ({n_teams}), got {self.k}")
         if self.depth is not None:
-            _check_pos_ints(self.depth, "depth")
+            check_optional_int("depth", self.depth, min=1)
 
     def levels(self):
         return list(self.k)
 
     def _trial(self, qrels, tensor, rng):
         tensor = _require_tensor(tensor, self.name)
-        teams = _check_groups(dict(self.groups), tensor)
+        teams = _teams_of(self.groups, tensor)
         names = sorted(teams)
+        if max(self.k) > len(names):
+            raise ValueError(f"k must be at most the number of teams ({len(names)}), got {self.k}")
         out = {}
         for k in self.k:
             chosen = rng.choice(len(names), k, replace=False)
@@ -573,23 +681,28 @@ class AssessorNoise(Degrader):
     confusion: Any = None
 
     name: ClassVar[str] = "assessor_noise"
+    level_field: ClassVar[str] = "rates"
 
     def _validate(self):
         if self.confusion is not None:
             m = np.asarray(self.confusion, dtype=float)
             if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 2:
-                raise ValueError(f"confusion must be a square matrix over grades 0..G, got shape {m.shape}")
+                raise ValueError(
+                    f"confusion must be a square matrix over grades 0..G, got shape {m.shape}"
+                )
             if (m < 0).any() or not np.allclose(m.sum(axis=1), 1.0):
-                raise ValueError("confusion must be row-stochastic (non-negative rows summing to 1)")
+                raise ValueError(
+                    "confusion must be row-stochastic (non-negative rows summing to 1)"
+                )
             object.__setattr__(self, "confusion", tuple(map(tuple, m.tolist())))
             object.__setattr__(self, "rates", ("confusion",))
             return
         rates = self.rates
         if isinstance(rates, (int, float)):
             rates = (rates,)
-        rates = tuple(rates)
-        if not rates or any(not 0 <= r <= 1 for r in rates):
-            raise ValueError(f"rates must be probabilities in [0, 1], got {rates!r}")
+        rates = tuple(check_probability(f"rates[{i}]", r) for i, r in enumerate(rates))
+        if not rates:
+            raise ValueError("rates must not be empty")
         object.__setattr__(self, "rates", rates)
 
     def levels(self):
@@ -609,8 +722,10 @@ class AssessorNoise(Degrader):
         if self.confusion is not None:
             m = np.asarray(self.confusion)
             if m.shape[0] < n_grades:
-                raise ValueError(f"confusion covers grades 0..{m.shape[0] - 1} but the qrels "
-                                 f"have grade {n_grades - 1}")
+                raise ValueError(
+                    f"confusion covers grades 0..{m.shape[0] - 1} but the qrels "
+                    f"have grade {n_grades - 1}"
+                )
             return m
         return self.adjacent(n_grades, level)
 

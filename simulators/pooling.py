@@ -1,4 +1,4 @@
-"""Depth-k pools (Zobel SIGIR 1998; Sakai 2008; METHODS.md §4.4).
+"""Depth-k pools (Zobel SIGIR 1998; Sakai 2008; docs/methods.md §4.4).
 
 The depth-k pool of a set of runs is, per topic, the union of every run's first k documents,
 ranked as trec_eval ranks them (score descending, document id descending). The judgments a pool
@@ -28,7 +28,9 @@ def _as_tensor(runs_or_tensor, qrels: Qrels | None) -> EvalTensor:
         if qrels is None:
             raise ValueError("qrels is required when runs are given instead of an EvalTensor")
         return EvalTensor.build(runs_or_tensor, qrels, warn_extra_topics=False)
-    raise TypeError(f"runs must be a RunSet, Run or EvalTensor, got {type(runs_or_tensor).__name__}")
+    raise TypeError(
+        f"runs must be a RunSet, Run or EvalTensor, got {type(runs_or_tensor).__name__}"
+    )
 
 
 def run_positions(tensor: EvalTensor, runs: Iterable[str | int] | None) -> np.ndarray:
@@ -45,13 +47,20 @@ def run_positions(tensor: EvalTensor, runs: Iterable[str | int] | None) -> np.nd
         elif r in index:
             out.append(index[r])
         else:
-            raise ValueError(f"runs: no run named {r!r}; runs are {tensor.runs[:5]}"
-                             f"{'...' if tensor.n_runs > 5 else ''}")
+            raise ValueError(
+                f"runs: no run named {r!r}; runs are {tensor.runs[:5]}"
+                f"{'...' if tensor.n_runs > 5 else ''}"
+            )
     return np.asarray(sorted(set(out)), dtype=np.int64)
 
 
-def pool_mask(source, depth: int | None, *, qrels: Qrels | None = None,
-              runs: Sequence[str | int] | None = None) -> np.ndarray:
+def pool_mask(
+    source,
+    depth: int | None,
+    *,
+    qrels: Qrels | None = None,
+    runs: Sequence[str | int] | None = None,
+) -> np.ndarray:
     """Which qrels rows are in the depth-``depth`` pool of the runs.
 
     Parameters
@@ -71,8 +80,9 @@ def pool_mask(source, depth: int | None, *, qrels: Qrels | None = None,
         True for a judgment whose document some pooled run ranks in its top ``depth``.
     """
     tensor = _as_tensor(source, qrels)
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
-                              or depth < 1):
+    if depth is not None and (
+        isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1
+    ):
         raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
     pos = run_positions(tensor, runs)
     n_q = len(tensor.judgments)
@@ -85,8 +95,13 @@ def pool_mask(source, depth: int | None, *, qrels: Qrels | None = None,
     return hit
 
 
-def pool_qrels(source, depth: int | None, *, qrels: Qrels | None = None,
-               runs: Sequence[str | int] | None = None) -> Qrels:
+def pool_qrels(
+    source,
+    depth: int | None,
+    *,
+    qrels: Qrels | None = None,
+    runs: Sequence[str | int] | None = None,
+) -> Qrels:
     """The judgments a depth-k pool yields: pooled documents with their reference grades.
 
     ``qrels`` (or the tensor's qrels) is the reference: the truth of a simulated world, or the
@@ -102,8 +117,13 @@ def pool_qrels(source, depth: int | None, *, qrels: Qrels | None = None,
     return tensor.qrels.with_grades(tensor.qrels.grades, keep=mask)
 
 
-def pool_size(source, depth: int | None, *, qrels: Qrels | None = None,
-              runs: Sequence[str | int] | None = None) -> np.ndarray:
+def pool_size(
+    source,
+    depth: int | None,
+    *,
+    qrels: Qrels | None = None,
+    runs: Sequence[str | int] | None = None,
+) -> np.ndarray:
     """(T,) number of pooled judgments per topic."""
     tensor = _as_tensor(source, qrels)
     mask = pool_mask(tensor, depth, runs=runs)

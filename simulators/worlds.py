@@ -59,6 +59,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pyarrow as pa
 
+from metaeval._validation import as_generator, check_int
 from metaeval.data import Qrels, Run, RunSet
 from metaeval.engine import EvalTensor
 
@@ -136,13 +137,21 @@ class WorldParams:
                 bad(name, "a positive integer")
         if self.depth > self.n_candidates:
             bad("depth", f"at most n_candidates ({self.n_candidates})")
-        if self.rel_fixed is not None and (not isinstance(self.rel_fixed, (int, np.integer))
-                                           or not 1 <= self.rel_fixed <= self.n_candidates):
+        if self.rel_fixed is not None and (
+            not isinstance(self.rel_fixed, (int, np.integer))
+            or not 1 <= self.rel_fixed <= self.n_candidates
+        ):
             bad("rel_fixed", "None or an integer in [1, n_candidates]")
         if not (self.rel_median > 0 and math.isfinite(self.rel_median)):
             bad("rel_median", "positive")
-        for name in ("rel_sigma", "system_sd", "topic_sd", "interaction_sd", "tie_resolution",
-                     "grade_concentration"):
+        for name in (
+            "rel_sigma",
+            "system_sd",
+            "topic_sd",
+            "interaction_sd",
+            "tie_resolution",
+            "grade_concentration",
+        ):
             v = getattr(self, name)
             if not (v >= 0) or (name != "grade_concentration" and not math.isfinite(v)):
                 bad(name, "a non-negative number")
@@ -158,12 +167,17 @@ class WorldParams:
             if len(self.grade_quality) != len(probs) + 1:
                 bad("grade_quality", f"a sequence of {len(probs) + 1} values (grades 0..G)")
             object.__setattr__(self, "grade_quality", tuple(float(q) for q in self.grade_quality))
-        if not 0 <= self.min_top_grade:
+        if not self.min_top_grade >= 0:
             bad("min_top_grade", "a non-negative integer")
         if not self.team_size >= 1:
             bad("team_size", ">= 1")
-        for name in ("team_effect_share", "doc_share", "team_share", "shallow_fraction",
-                     "tie_fraction"):
+        for name in (
+            "team_effect_share",
+            "doc_share",
+            "team_share",
+            "shallow_fraction",
+            "tie_fraction",
+        ):
             if not 0 <= getattr(self, name) <= 1:
                 bad(name, "in [0, 1]")
         if self.doc_share + self.team_share >= 1:
@@ -195,7 +209,9 @@ class WorldParams:
         known = {f.name for f in fields(cls)}
         unknown = set(values) - known
         if unknown:
-            raise ValueError(f"unknown world parameter(s) {sorted(unknown)}; known: {sorted(known)}")
+            raise ValueError(
+                f"unknown world parameter(s) {sorted(unknown)}; known: {sorted(known)}"
+            )
         clean = {}
         for k, v in values.items():
             if v == "inf":
@@ -211,32 +227,77 @@ PRESETS: dict[str, WorldParams] = {
     # Ad hoc TREC (Robust/TREC-8 shape): ~50-100 relevant per topic, binary-ish grades,
     # depth-100 pools of 1000-deep runs, teams of 2-4 runs.
     "trec_like": WorldParams(
-        n_candidates=3000, rel_median=60.0, rel_sigma=0.9, grade_probs=(0.75, 0.25),
-        effect_mean=2.0, system_sd=0.5, topic_sd=0.7, interaction_sd=0.4, team_size=3.0,
-        doc_share=0.35, team_share=0.25, depth=1000, shallow_fraction=0.05, shallow_depth=100,
-        tie_fraction=0.1, tie_resolution=0.05, pool_depth=100),
+        n_candidates=3000,
+        rel_median=60.0,
+        rel_sigma=0.9,
+        grade_probs=(0.75, 0.25),
+        effect_mean=2.0,
+        system_sd=0.5,
+        topic_sd=0.7,
+        interaction_sd=0.4,
+        team_size=3.0,
+        doc_share=0.35,
+        team_share=0.25,
+        depth=1000,
+        shallow_fraction=0.05,
+        shallow_depth=100,
+        tie_fraction=0.1,
+        tie_resolution=0.05,
+        pool_depth=100,
+    ),
     # TREC Deep Learning passage ranking: fitted to DL 2019 + 2020, see _DL_LIKE below.
     "dl_like": WorldParams(),
     # Graded topics with many marginally relevant and very few highly relevant documents:
     # E[R(1)] / E[R(3)] = 0.88 / 0.02 = 44 >= 10, and at least one grade-3 document per topic.
     "few_highly_relevant": WorldParams(
-        n_candidates=2000, rel_median=40.0, rel_sigma=0.7, grade_probs=(0.88, 0.10, 0.02),
-        grade_concentration=50.0, min_top_grade=1, effect_mean=2.0, system_sd=0.5,
-        topic_sd=0.6, interaction_sd=0.4, doc_share=0.3, team_share=0.2, pool_depth=100),
+        n_candidates=2000,
+        rel_median=40.0,
+        rel_sigma=0.7,
+        grade_probs=(0.88, 0.10, 0.02),
+        grade_concentration=50.0,
+        min_top_grade=1,
+        effect_mean=2.0,
+        system_sd=0.5,
+        topic_sd=0.6,
+        interaction_sd=0.4,
+        doc_share=0.3,
+        team_share=0.2,
+        pool_depth=100,
+    ),
     # Known-item search: exactly one relevant document per topic (evaluated with RR).
     "known_item": WorldParams(
-        n_candidates=2000, rel_fixed=1, grade_probs=(1.0,), effect_mean=3.0, system_sd=0.6,
-        topic_sd=0.8, interaction_sd=0.5, doc_share=0.3, team_share=0.2, pool_depth=100),
+        n_candidates=2000,
+        rel_fixed=1,
+        grade_probs=(1.0,),
+        effect_mean=3.0,
+        system_sd=0.6,
+        topic_sd=0.8,
+        interaction_sd=0.5,
+        doc_share=0.3,
+        team_share=0.2,
+        pool_depth=100,
+    ),
     # All systems identical in distribution: no system effect, no interaction, no team
     # structure in effectiveness, and each system its own team (so no pair of systems is more
     # alike than another). For calibrating significance tests: every null is true.
     "null": WorldParams(
-        n_candidates=2000, rel_median=50.0, rel_sigma=0.8, grade_probs=(0.6, 0.3, 0.1),
-        effect_mean=2.0, system_sd=0.0, topic_sd=0.6, interaction_sd=0.0, team_size=1.0,
-        team_effect_share=0.0, doc_share=0.3, team_share=0.0, pool_depth=100),
+        n_candidates=2000,
+        rel_median=50.0,
+        rel_sigma=0.8,
+        grade_probs=(0.6, 0.3, 0.1),
+        effect_mean=2.0,
+        system_sd=0.0,
+        topic_sd=0.6,
+        interaction_sd=0.0,
+        team_size=1.0,
+        team_effect_share=0.0,
+        doc_share=0.3,
+        team_share=0.0,
+        pool_depth=100,
+    ),
 }
 
-# Fitted by simulators.calibrate(qrels, runs, iterations=15, seed=0) on TREC DL 2019 and on
+# Fitted by simulators.calibrate(qrels, runs, iterations=15) on TREC DL 2019 and on
 # DL 2020 passage ranking (official qrels, all official runs, ../shared/data), then averaged
 # over the two years: arithmetic mean, geometric mean for rel_median; shallow_depth is 2019's
 # (2020 has no shallow runs). The two fits are in reports/simulator-realism/fitted_params.json
@@ -244,11 +305,27 @@ PRESETS: dict[str, WorldParams] = {
 # effect_mean 1.72 / 2.60, system_sd 0.28 / 1.04, topic_sd 1.33 / 1.05, interaction_sd
 # 0.55 / 0.38, rel_median 164 / 78, pool_depth 34 / 22, n_candidates 4586 / 7914.
 _DL_LIKE = dict(
-    n_candidates=6250, rel_median=113.0, rel_sigma=1.0, grade_probs=(0.465, 0.36, 0.175),
-    grade_concentration=3.8, grade_quality=(0.0, 1.0, 0.95, 1.0), effect_mean=2.16,
-    system_sd=0.66, topic_sd=1.19, interaction_sd=0.46, team_size=2.7, team_effect_share=0.5,
-    doc_share=0.7, team_share=0.25, depth=1000, shallow_fraction=0.04, shallow_depth=20,
-    tie_fraction=0.29, tie_resolution=0.0063, pool_depth=28)
+    n_candidates=6250,
+    rel_median=113.0,
+    rel_sigma=1.0,
+    grade_probs=(0.465, 0.36, 0.175),
+    grade_concentration=3.8,
+    grade_quality=(0.0, 1.0, 0.95, 1.0),
+    effect_mean=2.16,
+    system_sd=0.66,
+    topic_sd=1.19,
+    interaction_sd=0.46,
+    team_size=2.7,
+    team_effect_share=0.5,
+    doc_share=0.7,
+    team_share=0.25,
+    depth=1000,
+    shallow_fraction=0.04,
+    shallow_depth=20,
+    tie_fraction=0.29,
+    tie_resolution=0.0063,
+    pool_depth=28,
+)
 PRESETS["dl_like"] = WorldParams(**_DL_LIKE)
 
 
@@ -307,9 +384,11 @@ class World:
         return self.ranked.shape[0]
 
     def __repr__(self) -> str:
-        return (f"World({self.n_systems} systems x {self.n_topics} topics, depth "
-                f"{self.ranked.shape[2]}, {len(self.qrels)} pooled judgments of "
-                f"{len(self.truth)} candidates)")
+        return (
+            f"World({self.n_systems} systems x {self.n_topics} topics, depth "
+            f"{self.ranked.shape[2]}, {len(self.qrels)} pooled judgments of "
+            f"{len(self.truth)} candidates)"
+        )
 
     def truth_tensor(self) -> EvalTensor:
         """The runs against the truth, built from the stored ranks (no string matching)."""
@@ -317,18 +396,25 @@ class World:
         rows = self.ranked + (np.arange(self.n_topics, dtype=np.int32) * n_c)[None, :, None]
         doc_index = np.where(self.ranked >= 0, rows, len(self.truth)).astype(np.int32)
         judgments = self.truth.grades.astype(np.int8)
-        return EvalTensor._from_index(
-            runs=self.runs.names, topics=self.truth.topics, lengths=self.lengths,
-            answered=self.lengths > 0, doc_index=doc_index, judgments=judgments,
-            judgment_topic=self.truth.topic_index, n_grades=self.params.n_grades,
-            qrels=self.truth)
+        return EvalTensor.from_index(
+            runs=self.runs.names,
+            topics=self.truth.topics,
+            lengths=self.lengths,
+            answered=self.lengths > 0,
+            doc_index=doc_index,
+            judgments=judgments,
+            judgment_topic=self.truth.topic_index,
+            n_grades=self.params.n_grades,
+            qrels=self.truth,
+        )
 
     def pool_mask(self, depth: int | None = None, runs=None) -> np.ndarray:
         """Bool over the truth rows: in the top ``depth`` of any of ``runs`` (default all)."""
         from simulators.pooling import pool_mask
 
-        return pool_mask(self.truth_tensor(), self.params.pool_depth if depth is None else depth,
-                         runs=runs)
+        return pool_mask(
+            self.truth_tensor(), self.params.pool_depth if depth is None else depth, runs=runs
+        )
 
     def pool_tensor(self) -> EvalTensor:
         """The runs against the official (pooled) judgments, as an EvalTensor over the truth
@@ -339,19 +425,17 @@ class World:
         return tensor.with_judgments(pool_mask(tensor, self.params.pool_depth))
 
     def to_json(self) -> dict:
-        return {"params": self.params.to_dict(), "n_topics": self.n_topics,
-                "n_systems": self.n_systems, "groups": self.groups}
+        return {
+            "params": self.params.to_dict(),
+            "n_topics": self.n_topics,
+            "n_systems": self.n_systems,
+            "groups": self.groups,
+        }
 
 
-def _check_rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator (e.g. numpy.random.default_rng(7)), "
-                        f"got {type(rng).__name__}")
-    return rng
-
-
-def make_world(preset: str | WorldParams = "trec_like", *, n_topics: int, n_systems: int,
-               rng: np.random.Generator, **overrides) -> World:
+def make_world(
+    preset: str | WorldParams = "trec_like", *, n_topics: int, n_systems: int, rng=None, **overrides
+) -> World:
     """Generate a world: truth, runs and the official pooled qrels.
 
     Parameters
@@ -360,8 +444,9 @@ def make_world(preset: str | WorldParams = "trec_like", *, n_topics: int, n_syst
         ``trec_like``, ``dl_like``, ``few_highly_relevant``, ``known_item``, ``null``, or a
         :class:`WorldParams`.
     n_topics, n_systems : int
-    rng : numpy.random.Generator
-        The only source of randomness; the same seed gives the same world, bit for bit.
+    rng : None, int, SeedSequence or Generator
+        The only source of randomness; the same seed gives the same world, bit for bit (None:
+        fresh entropy, a different world every time).
     **overrides
         Any :class:`WorldParams` field, replacing the preset's value.
 
@@ -376,12 +461,13 @@ def make_world(preset: str | WorldParams = "trec_like", *, n_topics: int, n_syst
         names = {f.name for f in fields(WorldParams)}
         unknown = set(overrides) - names
         if unknown:
-            raise ValueError(f"unknown world parameter(s) {sorted(unknown)}; known: {sorted(names)}")
+            raise ValueError(
+                f"unknown world parameter(s) {sorted(unknown)}; known: {sorted(names)}"
+            )
         params = dataclasses.replace(params, **overrides)
-    for name, v in (("n_topics", n_topics), ("n_systems", n_systems)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    rng = _check_rng(rng)
+    check_int("n_topics", n_topics, min=1)
+    check_int("n_systems", n_systems, min=1)
+    rng = as_generator(rng)
     p = params
     S, T, C = int(n_systems), int(n_topics), p.n_candidates
     sim = _simulate(p, S, T, rng)
@@ -400,12 +486,28 @@ def make_world(preset: str | WorldParams = "trec_like", *, n_topics: int, n_syst
     for s in range(S):
         k = int(depth[s])
         flat = (np.arange(T)[:, None] * C + ranked[s, :, :k]).reshape(-1)
-        runs.append(_sorted_run(names[s], topic_ids, k, doc_ids.take(pa.array(flat)),
-                                scores_out[s, :, :k].reshape(-1)))
+        runs.append(
+            _sorted_run(
+                names[s],
+                topic_ids,
+                k,
+                doc_ids.take(pa.array(flat)),
+                scores_out[s, :, :k].reshape(-1),
+            )
+        )
     runset = RunSet(runs)
     groups = dict(zip(names, team_names))
-    world = World(params=p, truth=truth, runs=runset, qrels=truth, groups=groups, ranked=ranked,
-                  lengths=lengths, effect=sim.effect, system_effect=sim.system_effect)
+    world = World(
+        params=p,
+        truth=truth,
+        runs=runset,
+        qrels=truth,
+        groups=groups,
+        ranked=ranked,
+        lengths=lengths,
+        effect=sim.effect,
+        system_effect=sim.system_effect,
+    )
     # The official pool needs the world's tensor, hence the two steps; World is frozen, so the
     # pooled qrels replace the placeholder through dataclasses.replace.
     from simulators.pooling import pool_mask
@@ -416,15 +518,15 @@ def make_world(preset: str | WorldParams = "trec_like", *, n_topics: int, n_syst
 
 @dataclass(frozen=True)
 class _Arrays:
-    grades: np.ndarray        # (T, C) int8 true grades
-    ranked: np.ndarray        # (S, T, D) int32 candidate index per rank, -1 past the end
-    scores: np.ndarray        # (S, T, D) float64
-    lengths: np.ndarray       # (S, T) int32
-    effect: np.ndarray        # (S, T) a[s,t]
+    grades: np.ndarray  # (T, C) int8 true grades
+    ranked: np.ndarray  # (S, T, D) int32 candidate index per rank, -1 past the end
+    scores: np.ndarray  # (S, T, D) float64
+    lengths: np.ndarray  # (S, T) int32
+    effect: np.ndarray  # (S, T) a[s,t]
     system_effect: np.ndarray  # (S,) b_s
-    team: np.ndarray          # (S,) team index
+    team: np.ndarray  # (S,) team index
     n_teams: int
-    depth: np.ndarray         # (S,) list length
+    depth: np.ndarray  # (S,) list length
 
 
 def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arrays:
@@ -432,7 +534,7 @@ def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arra
     C = p.n_candidates
 
     # ---- judgments
-    grades = _draw_grades(p, T, rng)                                   # (T, C) int8
+    grades = _draw_grades(p, T, rng)  # (T, C) int8
 
     # ---- systems and teams
     n_teams = max(1, min(S, int(round(S / p.team_size))))
@@ -441,8 +543,9 @@ def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arra
     team = np.sort(team).astype(np.int64)  # sorted: sys001.. of a team are adjacent (readable)
     shared = rng.standard_normal(n_teams)
     own = rng.standard_normal(S)
-    b = p.system_sd * (math.sqrt(p.team_effect_share) * shared[team]
-                       + math.sqrt(1 - p.team_effect_share) * own)
+    b = p.system_sd * (
+        math.sqrt(p.team_effect_share) * shared[team] + math.sqrt(1 - p.team_effect_share) * own
+    )
     d = p.topic_sd * rng.standard_normal(T)
     c = p.interaction_sd * rng.standard_normal((S, T))
     effect = np.maximum(0.0, p.effect_mean + b[:, None] + d[None, :] + c)
@@ -480,12 +583,22 @@ def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arra
     lengths = np.repeat(depth[:, None], T, axis=1).astype(np.int32)
     past = np.arange(D)[None, None, :] >= lengths[:, :, None]
     ranked[past] = -1
-    return _Arrays(grades=grades, ranked=ranked, scores=scores_out, lengths=lengths,
-                   effect=effect, system_effect=b, team=team, n_teams=n_teams, depth=depth)
+    return _Arrays(
+        grades=grades,
+        ranked=ranked,
+        scores=scores_out,
+        lengths=lengths,
+        effect=effect,
+        system_effect=b,
+        team=team,
+        n_teams=n_teams,
+        depth=depth,
+    )
 
 
-def _sorted_run(name: str, topic_ids: np.ndarray, k: int, docs: pa.Array,
-                scores: np.ndarray) -> Run:
+def _sorted_run(
+    name: str, topic_ids: np.ndarray, k: int, docs: pa.Array, scores: np.ndarray
+) -> Run:
     """A Run from lists that are already in trec_eval order with unique documents.
 
     ``Run.__init__`` would re-sort and re-check 50 000 rows per run, half the time of a
@@ -493,7 +606,7 @@ def _sorted_run(name: str, topic_ids: np.ndarray, k: int, docs: pa.Array,
     tests/simulators/test_worlds.py).
     """
     offsets = np.arange(len(topic_ids) + 1, dtype=np.int64) * k
-    return Run._from_ranked(name, np.asarray(topic_ids, dtype=object), offsets, docs, scores)
+    return Run.from_ranked(name, np.asarray(topic_ids, dtype=object), offsets, docs, scores)
 
 
 def _top_sorted(x: np.ndarray, depth: int, exact_ties: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -516,7 +629,7 @@ def _top_sorted(x: np.ndarray, depth: int, exact_ties: bool) -> tuple[np.ndarray
     else:
         part = np.broadcast_to(np.arange(C), (n, C))
     if exact_ties:
-        part = -np.sort(-part, axis=1)            # index descending
+        part = -np.sort(-part, axis=1)  # index descending
     xs = np.take_along_axis(x, part, axis=1)
     order = np.argsort(-xs, axis=1, kind="stable" if exact_ties else "quicksort")[:, :depth]
     return np.take_along_axis(part, order, axis=1), np.take_along_axis(xs, order, axis=1)
@@ -546,6 +659,6 @@ def _draw_grades(p: WorldParams, T: int, rng: np.random.Generator) -> np.ndarray
                 counts[-1] += 1
         labels = np.repeat(np.arange(1, G + 1, dtype=np.int8), counts)
         row = np.zeros(C, dtype=np.int8)
-        row[:len(labels)] = labels
+        row[: len(labels)] = labels
         grades[t] = rng.permutation(row)
     return grades

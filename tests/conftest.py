@@ -17,8 +17,10 @@ def need_data(*parts: str) -> Path:
     """The path under ../shared/data, or skip the test saying why."""
     path = DATA.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"real TREC data not found at {path} (it lives in ../shared/data beside the "
-                    "repository; absent on a user's machine)")
+        pytest.skip(
+            f"real TREC data not found at {path} (it lives in ../shared/data beside the "
+            "repository; absent on a user's machine)"
+        )
     return path
 
 
@@ -31,8 +33,11 @@ def float32_scores(runs: metaeval.RunSet) -> metaeval.RunSet:
     out = []
     for run in runs:
         topics = np.repeat(run.topics, np.diff(run.offsets))
-        out.append(metaeval.Run(run.name, topics, run.docs,
-                                run.scores.astype(np.float32).astype(np.float64)))
+        out.append(
+            metaeval.Run(
+                run.name, topics, run.docs, run.scores.astype(np.float32).astype(np.float64)
+            )
+        )
     return metaeval.RunSet(out)
 
 
@@ -43,3 +48,16 @@ def dl_collection(request):
     qrels = metaeval.read_qrels(folder / "qrels.txt")
     runs = metaeval.read_runs(sorted((folder / "runs").glob("*.gz")))
     return request.param, qrels, runs
+
+
+@pytest.fixture
+def registry():
+    """Measures registered inside a test (by a plugin file, say) are forgotten after it."""
+    from metaeval.measures import base
+
+    saved = dict(base._REGISTRY), dict(base._ALIASES)
+    yield
+    base._REGISTRY.clear()
+    base._REGISTRY.update(saved[0])
+    base._ALIASES.clear()
+    base._ALIASES.update(saved[1])

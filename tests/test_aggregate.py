@@ -47,7 +47,14 @@ def test_nan_topics_are_left_out_and_all_nan_gives_nan():
 
 
 def test_parse_and_print_round_trip():
-    for text in ["mean", "median", "gmean", "gmean(mode=shift)", "gmean(eps=0.001)", "logit(eps=0.01)"]:
+    for text in [
+        "mean",
+        "median",
+        "gmean",
+        "gmean(mode=shift)",
+        "gmean(eps=0.001)",
+        "logit(eps=0.01)",
+    ]:
         assert str(parse_aggregate(text)) == text
     for bad in ["harmonic", "gmean(mode=up)", "gmean(eps=-1)", "gmean(tau=2)", "gmean(eps)"]:
         with pytest.raises(ValueError):

@@ -6,6 +6,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -29,14 +30,18 @@ def files(tmp_path):
 
 def test_evaluate_tsv_per_topic_matches_library(files):
     qrels, run = files
-    result = runner.invoke(app, ["evaluate", qrels, run, "-m", "AP", "-m", "P(rel=2)@1",
-                                 "--per-topic", "--format", "tsv"])
+    result = runner.invoke(
+        app,
+        ["evaluate", qrels, run, "-m", "AP", "-m", "P(rel=2)@1", "--per-topic", "--format", "tsv"],
+    )
     assert result.exit_code == 0, result.output
     got = pd.read_csv(io.StringIO(result.output), sep="\t", dtype={"topic": str})
     expected = metaeval.evaluate(run, qrels, ["AP", "P(rel=2)@1"])
-    pd.testing.assert_frame_equal(got.sort_values(["topic", "measure"]).reset_index(drop=True),
-                                  expected.sort_values(["topic", "measure"]).reset_index(drop=True),
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(
+        got.sort_values(["topic", "measure"]).reset_index(drop=True),
+        expected.sort_values(["topic", "measure"]).reset_index(drop=True),
+        check_dtype=False,
+    )
     assert got.set_index(["topic", "measure"]).loc[("q1", "AP"), "value"] == pytest.approx(0.5)
 
 
@@ -44,26 +49,32 @@ def test_evaluate_table_json_and_aggregates(files):
     qrels, run = files
     table = runner.invoke(app, ["evaluate", qrels, run, "-m", "AP", "-m", "nDCG"])
     assert table.exit_code == 0 and "sysA" in table.output and "0.7500" in table.output
-    out = runner.invoke(app, ["evaluate", qrels, run, "-m", "AP", "--format", "json",
-                              "--agg", "gmean"])
+    out = runner.invoke(
+        app, ["evaluate", qrels, run, "-m", "AP", "--format", "json", "--agg", "gmean"]
+    )
     records = json.loads(out.output)
-    assert records == [{"run": "sysA", "measure": "AP", "value": pytest.approx(0.5 ** 0.5)}]
+    assert records == [{"run": "sysA", "measure": "AP", "value": pytest.approx(0.5**0.5)}]
 
 
 def test_evaluate_condensed_and_depth(files):
     qrels, run = files
-    out = runner.invoke(app, ["evaluate", qrels, run, "-m", "P@1", "--depth", "1", "--format",
-                              "json", "--per-topic"])
+    out = runner.invoke(
+        app,
+        ["evaluate", qrels, run, "-m", "P@1", "--depth", "1", "--format", "json", "--per-topic"],
+    )
     assert [r["value"] for r in json.loads(out.output)] == [0.0, 1.0]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["-m", "Nope"], "unknown measure"),
-    (["-m", "P"], "needs a cutoff"),
-    (["-m", "AP(rel=0)"], "rel must be"),
-    (["--missing", "drop"], "missing"),
-    (["--agg", "harmonic"], "aggregate"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-m", "Nope"], "unknown measure"),
+        (["-m", "P"], "needs a cutoff"),
+        (["-m", "AP(rel=0)"], "rel must be"),
+        (["--missing", "drop"], "missing"),
+        (["--agg", "harmonic"], "aggregate"),
+    ],
+)
 def test_evaluate_bad_options_fail_cleanly(files, args, message):
     qrels, run = files
     result = runner.invoke(app, ["evaluate", qrels, run, *args])
@@ -86,22 +97,38 @@ def test_measures_lists_every_registered_measure():
     result = runner.invoke(app, ["measures", "--format", "json"])
     assert result.exit_code == 0
     names = {d["name"] for d in json.loads(result.output)}
-    assert {"AP", "P", "Rprec", "RR", "R", "nDCG", "Bpref", "infAP", "Success", "NumRet",
-            "NumRel", "NumRelRet", "Judged"} <= names
+    assert {
+        "AP",
+        "P",
+        "Rprec",
+        "RR",
+        "R",
+        "nDCG",
+        "Bpref",
+        "infAP",
+        "Success",
+        "NumRet",
+        "NumRel",
+        "NumRelRet",
+        "Judged",
+    } <= names
     text = runner.invoke(app, ["measures"]).output
     assert "formula" in text and "reference" in text
 
 
-def test_quickstart_runs_end_to_end():
-    result = runner.invoke(app, ["quickstart"])
+def test_evaluate_the_bundled_example_collection():
+    folder = Path(metaeval.__file__).parent / "datasets" / "tiny"
+    runs = sorted(str(p) for p in folder.glob("*.run"))
+    result = runner.invoke(app, ["evaluate", str(folder / "tiny.qrels"), *runs])
     assert result.exit_code == 0, result.output
     assert "neural" in result.output and "AP" in result.output
 
 
 def test_console_script_entry_point():
     """The installed `metaeval` command (what the README's first command runs)."""
-    out = subprocess.run([sys.executable, "-m", "metaeval", "--help"], capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "metaeval", "--help"], capture_output=True, text=True
+    )
     assert out.returncode == 0 and "evaluate" in out.stdout
 
 
@@ -109,8 +136,11 @@ def test_process_exits_cleanly_after_reading_files():
     """Arrow's CSV reader threads used to abort the process at exit now and then
     ("terminate called without an active exception", about 1 run in 4 through the CLI;
     apache/arrow#34314). Fifteen runs in a row without one abort."""
+    folder = Path(metaeval.__file__).parent / "datasets" / "tiny"
+    args = [str(folder / "tiny.qrels"), *sorted(str(p) for p in folder.glob("*.run"))]
     for _ in range(15):
-        out = subprocess.run([sys.executable, "-m", "metaeval", "quickstart"],
-                             capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "metaeval", "evaluate", *args], capture_output=True, text=True
+        )
         assert out.returncode == 0, out.stderr[-500:]
         assert "terminate called" not in out.stderr

@@ -1,52 +1,121 @@
 """The ``metaeval`` command line (typer). Each command calls one library function.
 
-Command functions live in the modules of this package, one module per area; this file builds
-the app and registers them.
+The commands live in the modules of this package, one module per area, and are registered in
+:mod:`metaeval.cli.commands`. :func:`main` is the console script: it turns every error into one
+line on stderr and an exit status (2: bad input, 130: interrupted, 1: anything else), prints
+warnings as ``warning: ...`` lines, and refuses an option given twice that takes one value.
+Nothing heavy is imported before the guard is in place, so even Ctrl-C while the libraries
+load ends in one line.
 """
 
 from __future__ import annotations
 
-import typer
-
-from metaeval.cli import evaluate as _evaluate
-
-app = typer.Typer(
-    name="metaeval",
-    help="A laboratory for IR evaluation measures: exact measures, judgment simulators and "
-         "meta-evaluation.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-app.command("evaluate")(_evaluate.evaluate)
-app.command("measures")(_evaluate.measures)
-app.command("quickstart")(_evaluate.quickstart)
+import os
+import sys
 
 
-def _register_optional() -> None:
-    """Commands of areas that may not be installed yet register themselves if present."""
-    import importlib
+def __getattr__(name: str):
+    if name == "app":
+        from metaeval.cli.commands import app
 
-    for module, commands in (("metaeval.cli.discriminate", ("discriminate", "compare")),
-                             ("metaeval.cli.simulate", ("simulate", "degrade")),
-                             ("metaeval.cli.informativeness", ("informativeness",))):
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as err:
-            if err.name != module:
-                raise
+        return app
+    raise AttributeError(name)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _repeated_option(command, argv: list[str]) -> str | None:
+    """The first option that takes one value but is given more than once, if any.
+
+    Works on the command objects by their attributes (typer ships its own copy of click).
+    """
+    tokens = list(argv)
+    while hasattr(command, "commands"):
+        names = [t for t in tokens if not t.startswith("-")]
+        sub = command.commands.get(names[0]) if names else None
+        if sub is None:
+            return None
+        tokens = tokens[tokens.index(names[0]) + 1 :]
+        command = sub
+    if "--" in tokens:
+        tokens = tokens[: tokens.index("--")]
+    for param in command.params:
+        if getattr(param, "param_type_name", "") != "option" or param.multiple:
             continue
-        for name in commands:
-            if hasattr(mod, name):
-                app.command(name)(getattr(mod, name))
+        opts = [*param.opts, *param.secondary_opts]
+        seen = [
+            t
+            for t in tokens
+            if t in opts or any(t.startswith(o + "=") for o in opts if o.startswith("--"))
+        ]
+        if len(seen) > 1:
+            return max(param.opts, key=len)
+    return None
 
 
-_register_optional()
+def run(argv: list[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    import warnings
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = bool(os.environ.get("METAEVAL_DEBUG"))
+    try:
+        import typer.main
+
+        from metaeval.cli.commands import app
+
+        command = typer.main.get_command(app)
+        repeated = _repeated_option(command, argv)
+        if repeated:
+            print(f"error: {repeated} is given twice; it takes one value", file=sys.stderr)
+            return 2
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            result = command.main(args=argv, prog_name="metaeval", standalone_mode=False)
+        if result == 130:  # typer turns Ctrl-C inside a command into exit status 130
+            print("interrupted", file=sys.stderr)
+        return result if isinstance(result, int) else 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:
+        if type(err).__name__ == "Interrupted":  # a command that saved its work first
+            print(err, file=sys.stderr)
+            return 130
+        # typer ships its own copy of click: recognise its exceptions by what they do
+        if type(err).__name__ == "Abort":
+            print("interrupted", file=sys.stderr)
+            return 130
+        if hasattr(err, "format_message") and hasattr(err, "exit_code"):  # a usage error
+            from metaeval.cli._common import one_line
+
+            print(f"error: {one_line(err.format_message())}", file=sys.stderr)
+            return err.exit_code
+        if debug:
+            raise
+        from metaeval.cli._common import one_line
+
+        if isinstance(err, (ValueError, TypeError, OSError, ImportError)):
+            text = (
+                f"{err.filename}: {err.strerror}"
+                if isinstance(err, OSError) and err.filename and err.strerror
+                else str(err)
+            )
+            print(f"error: {one_line(text)}", file=sys.stderr)
+            return 2
+        print(
+            f"error: {type(err).__name__}: {one_line(err)} (set METAEVAL_DEBUG=1 to see the "
+            "traceback)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def main() -> None:
-    app()
+    """The ``metaeval`` console script."""
+    sys.exit(run())
 
 
-__all__ = ["app", "main"]
+__all__ = ["main", "run", "app"]

@@ -1,7 +1,4 @@
-"""``metaeval discriminate`` and ``metaeval compare``: significance on real runs.
-
-Plain command functions with typer annotations; :mod:`metaeval.cli` registers them.
-"""
+"""``metaeval discriminate`` and ``metaeval compare``: significance on real runs."""
 
 from __future__ import annotations
 
@@ -12,7 +9,21 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from metaeval.cli.evaluate import Format, PluginOption, fail, load_plugins, print_frame
+from metaeval.cli._common import (
+    Format,
+    FormatOption,
+    MeasuresOption,
+    PluginOption,
+    QrelsArgument,
+    RunNamesOption,
+    SeedOption,
+    TopicsOption,
+    fail,
+    load_plugins,
+    print_frame,
+    resolve_seed,
+    writable,
+)
 
 
 class Method(str, Enum):
@@ -32,42 +43,63 @@ class Correction(str, Enum):
     none = "none"
 
 
-QrelsArg = Annotated[Path, typer.Argument(help="TREC qrels file (plain or .gz).", exists=True, dir_okay=False)]
 RunsArg = Annotated[
-    list[Path], typer.Argument(help="TREC run files (plain or .gz), at least two.", exists=True, dir_okay=False)
+    list[Path],
+    typer.Argument(
+        help="TREC run files (plain, gzip, bz2 or xz), at least two.", exists=True, dir_okay=False
+    ),
 ]
-MeasureOpt = Annotated[
-    list[str], typer.Option("-m", "--measure", help="Measure, e.g. AP, nDCG@10, 'P(rel=2)@10' (repeatable).")
-]
-AlphaOpt = Annotated[float, typer.Option("--alpha", help="Significance level.")]
-SeedOpt = Annotated[int | None, typer.Option("--seed", help="Random seed (default: fresh entropy).")]
+AlphaOpt = Annotated[float, typer.Option("--alpha", help="Significance level, in (0, 1).")]
 
 
-def _per_topic_scores(qrels: Path, runs: list[Path], measure: list[str]) -> pd.DataFrame:
-    from metaeval.data import TrecFormatError
-    from metaeval.evaluate import evaluate
+def _per_topic_scores(
+    qrels: Path, runs: list[Path], measure: list[str], topics, run_names
+) -> pd.DataFrame:
+    from metaeval.evaluation import evaluate
 
     if len(runs) < 2:
         fail("give at least two run files to compare")
     try:
-        return evaluate([str(p) for p in runs], str(qrels), measure, per_topic=True)
-    except (TrecFormatError, ValueError, TypeError) as err:
+        return evaluate(
+            [str(p) for p in runs],
+            str(qrels),
+            measure,
+            per_topic=True,
+            topics=topics,
+            run_names=run_names,
+        )
+    except (ValueError, TypeError) as err:
         fail(str(err))
 
 
 def discriminate(
-    qrels: QrelsArg,
+    qrels: QrelsArgument,
     runs: RunsArg,
-    measure: MeasureOpt = ["AP", "nDCG@10", "P@10"],
-    method: Annotated[Method, typer.Option("--method", help="Paired bootstrap (Sakai 2006) or "
-                                           "randomised Tukey HSD.")] = Method.bootstrap,
-    B: Annotated[int | None, typer.Option("-B", "--samples", help="Bootstrap samples / permutations "
-                                          "(default 1000 bootstrap, 5000 tukey).")] = None,
+    measure: MeasuresOption = ["AP", "nDCG@10", "P@10"],
+    method: Annotated[
+        Method,
+        typer.Option("--method", help="Paired bootstrap (Sakai 2006) or randomised Tukey HSD."),
+    ] = Method.bootstrap,
+    B: Annotated[
+        int | None,
+        typer.Option(
+            "-B",
+            "--samples",
+            min=1,
+            help="Bootstrap samples / permutations (default 1000 bootstrap, 5000 tukey).",
+        ),
+    ] = None,
     alpha: AlphaOpt = 0.05,
-    seed: SeedOpt = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write the ASL curves to this image "
-                                              "(png, pdf, svg).", dir_okay=False)] = None,
-    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.table,
+    seed: SeedOption = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot", help="Write the ASL curves to this image (png, pdf, svg).", dir_okay=False
+        ),
+    ] = None,
+    topics: TopicsOption = None,
+    run_names: RunNamesOption = None,
+    fmt: FormatOption = Format.table,
     plugin: PluginOption = None,
 ) -> None:
     """Discriminative power of each measure: share of run pairs significantly different.
@@ -75,15 +107,23 @@ def discriminate(
     Prints, per measure, the discriminative power (pairs with ASL < alpha) and the difference
     required (bootstrap: Sakai's estimated difference; tukey: the critical difference).
     """
-    from metaeval.meta.discrimination import discriminative_power, plot_asl_curves
+    from metaeval.meta import discriminative_power, resamples
+    from metaeval.report.figures import asl_curves
 
     load_plugins(plugin)
-    frame = _per_topic_scores(qrels, runs, measure)
+    if plot is not None:
+        writable(plot, "--plot")
+    frame = _per_topic_scores(qrels, runs, measure, topics, run_names)
+    n_runs, n_topics = frame["run"].nunique(), frame["topic"].nunique()
+    # one set of resamples for every measure: differences come from the measures alone
+    shared = resamples(
+        method.value, n_topics=n_topics, n_systems=n_runs, B=B, rng=resolve_seed(seed)
+    )
     results = {}
     for name, sub in frame.groupby("measure", sort=False):
         try:
             results[str(name)] = discriminative_power(
-                sub[["run", "topic", "value"]], method=method.value, B=B, alpha=alpha, rng=seed
+                sub[["run", "topic", "value"]], method=method.value, alpha=alpha, resamples=shared
             )
         except (ValueError, TypeError) as err:
             fail(f"{name}: {err}")
@@ -106,35 +146,64 @@ def discriminate(
     )
     print_frame(table, fmt)
     if plot is not None:
+        curves = pd.concat(
+            [
+                pd.DataFrame(
+                    {
+                        "world": "",
+                        "degrader": "",
+                        "level": "full",
+                        "measure": m,
+                        "rank": range(1, r.n_pairs + 1),
+                        "asl": r.asl_sorted,
+                    }
+                )
+                for m, r in results.items()
+            ]
+        )
         try:
-            plot_asl_curves(results, path=plot, title=f"ASL curves ({method.value}, B={table['B'].iloc[0]})")
+            asl_curves(curves, alpha=alpha).savefig(plot, dpi=150)
         except ValueError as err:  # e.g. an unknown image extension
             fail(f"--plot {plot}: {err}")
         typer.echo(f"ASL curves written to {plot}", err=True)
 
 
 def compare(
-    qrels: QrelsArg,
+    qrels: QrelsArgument,
     runs: RunsArg,
-    measure: MeasureOpt = ["AP"],
-    test: Annotated[Test, typer.Option("--test", help="Paired t-test, Fisher randomisation "
-                                       "(exact when 2^topics <= B) or Sakai's bootstrap.")] = Test.t,
-    correction: Annotated[Correction, typer.Option("--correction", help="Multiple-comparison "
-                                                   "correction over the pairs.")] = Correction.holm,
+    measure: MeasuresOption = ["AP"],
+    test: Annotated[
+        Test,
+        typer.Option(
+            "--test",
+            help="Paired t-test, Fisher randomisation "
+            "(exact when 2^topics <= B) or Sakai's bootstrap.",
+        ),
+    ] = Test.t,
+    correction: Annotated[
+        Correction,
+        typer.Option("--correction", help="Multiple-comparison correction over the pairs."),
+    ] = Correction.holm,
     alpha: AlphaOpt = 0.05,
-    B: Annotated[int, typer.Option("-B", "--samples", help="Resamples for randomisation and "
-                                   "bootstrap.")] = 10000,
-    seed: SeedOpt = None,
-    baseline: Annotated[str | None, typer.Option("--baseline", help="Compare every run with this "
-                                                 "run only.")] = None,
-    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.table,
+    B: Annotated[
+        int,
+        typer.Option("-B", "--samples", min=1, help="Resamples for randomisation and bootstrap."),
+    ] = 10000,
+    seed: SeedOption = None,
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", help="Compare every run with this run only.")
+    ] = None,
+    topics: TopicsOption = None,
+    run_names: RunNamesOption = None,
+    fmt: FormatOption = Format.table,
     plugin: PluginOption = None,
 ) -> None:
     """Pairwise significance tests between runs, with corrected p-values and effect sizes."""
     from metaeval.meta.significance import compare as run_compare
 
     load_plugins(plugin)
-    frame = _per_topic_scores(qrels, runs, measure)
+    frame = _per_topic_scores(qrels, runs, measure, topics, run_names)
+    rng = None if test is Test.t else resolve_seed(seed)
     tables = []
     for name, sub in frame.groupby("measure", sort=False):
         try:
@@ -144,7 +213,7 @@ def compare(
                 correction=None if correction is Correction.none else correction.value,
                 alpha=alpha,
                 B=B,
-                rng=seed,
+                rng=rng,
                 baseline=baseline,
             )
         except (ValueError, TypeError) as err:

@@ -3,90 +3,69 @@
 from __future__ import annotations
 
 import json
-import sys
-from enum import Enum
-from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
-import pandas as pd
 import typer
 
-from metaeval.data import TrecFormatError
-
-
-class Format(str, Enum):
-    table = "table"
-    tsv = "tsv"
-    csv = "csv"
-    json = "json"
-
-
-PluginOption = Annotated[list[Path] | None, typer.Option(
-    "--plugin", help="Python file that registers measures (repeatable).", exists=True,
-    dir_okay=False)]
-
-
-def fail(message: str) -> None:
-    """Print a one-line error and exit with status 2 (bad input), no traceback."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code=2)
-
-
-def load_plugins(plugins: list[Path] | None) -> None:
-    from metaeval.measures import load_plugin
-
-    for path in plugins or []:
-        try:
-            load_plugin(path)
-        except Exception as err:  # a user's file: show what went wrong in it
-            fail(f"plugin {path}: {type(err).__name__}: {err}")
-
-
-def print_frame(frame: pd.DataFrame, fmt: Format, *, pivot: list[str] | None = None,
-                digits: int = 4) -> None:
-    """Print a tidy table: a readable pivot for ``table``, the tidy rows otherwise."""
-    if fmt is Format.json:
-        typer.echo(frame.to_json(orient="records", indent=1))
-    elif fmt in (Format.tsv, Format.csv):
-        frame.to_csv(sys.stdout, sep="\t" if fmt is Format.tsv else ",", index=False,
-                     float_format="%.6g" if digits is None else f"%.{max(digits, 6)}g")
-    else:
-        shown = frame
-        if pivot:
-            shown = frame.pivot_table(index=pivot, columns="measure", values="value",
-                                      sort=False, aggfunc="first")
-            shown.columns.name = None
-        typer.echo(shown.to_string(float_format=lambda v: f"{v:.{digits}f}"))
+from metaeval.cli._common import (
+    Format,
+    FormatOption,
+    MeasuresOption,
+    PluginOption,
+    QrelsArgument,
+    RunNamesOption,
+    RunsArgument,
+    TopicsOption,
+    fail,
+    load_plugins,
+    print_frame,
+)
 
 
 def evaluate(
-    qrels: Annotated[Path, typer.Argument(help="TREC qrels file (plain or .gz).", exists=True,
-                                          dir_okay=False)],
-    runs: Annotated[list[Path], typer.Argument(help="TREC run files (plain or .gz).", exists=True,
-                                               dir_okay=False)],
-    measure: Annotated[list[str], typer.Option("-m", "--measure",
-                                               help="Measure, e.g. AP, nDCG@10, 'P(rel=2)@10', AP' "
-                                                    "(repeatable).")] = ["AP", "nDCG@10", "P@10"],
+    qrels: QrelsArgument,
+    runs: RunsArgument,
+    measure: MeasuresOption = ["AP", "nDCG@10", "P@10"],
     per_topic: Annotated[bool, typer.Option("--per-topic", help="One row per topic.")] = False,
-    agg: Annotated[str, typer.Option(help="Aggregate over topics: mean, gmean, "
-                                          "'gmean(mode=shift)', logit, median.")] = "mean",
-    missing: Annotated[str, typer.Option(help="Topic a run did not answer: zero (trec_eval -c) "
-                                              "or skip.")] = "zero",
-    depth: Annotated[int | None, typer.Option(help="Evaluate only the top DEPTH documents.")] = None,
-    ties: Annotated[str, typer.Option(help="Equal scores: trec_eval (docno descending) or "
-                                           "input (file order).")] = "trec_eval",
-    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.table,
+    agg: Annotated[
+        str,
+        typer.Option(
+            help="Aggregate over topics: mean, gmean, 'gmean(mode=shift)', logit, median."
+        ),
+    ] = "mean",
+    missing: Annotated[
+        str, typer.Option(help="Topic a run did not answer: zero (trec_eval -c) or skip.")
+    ] = "zero",
+    depth: Annotated[
+        int | None, typer.Option(help="Evaluate only the top DEPTH documents.")
+    ] = None,
+    ties: Annotated[
+        str, typer.Option(help="Equal scores: trec_eval (docno descending) or input (file order).")
+    ] = "trec_eval",
+    topics: TopicsOption = None,
+    run_names: RunNamesOption = None,
+    fmt: FormatOption = Format.table,
     plugin: PluginOption = None,
 ) -> None:
-    """Evaluate runs against qrels, exactly as trec_eval does (see METHODS.md)."""
-    from metaeval.evaluate import evaluate as run_evaluate
+    """Evaluate runs against qrels, exactly as trec_eval does (see docs/methods.md)."""
+    from metaeval.evaluation import evaluate as run_evaluate
 
     load_plugins(plugin)
     try:
-        frame = run_evaluate([str(p) for p in runs], str(qrels), measure, per_topic=per_topic,
-                             agg=agg, missing=missing, ties=ties, depth=depth)
-    except (TrecFormatError, ValueError, TypeError) as err:
+        frame = run_evaluate(
+            [str(p) for p in runs],
+            str(qrels),
+            measure,
+            per_topic=per_topic,
+            agg=agg,
+            missing=missing,
+            ties=ties,
+            depth=depth,
+            topics=topics,
+            run_names=run_names,
+        )
+    except (ValueError, TypeError) as err:
         fail(str(err))
     print_frame(frame, fmt, pivot=["run", "topic"] if per_topic else ["run"])
 
@@ -109,23 +88,44 @@ def measures(
     elif fmt == "table":
         for d in docs:
             params = ", ".join(f"{k}={v!r}" for k, v in d["parameters"].items()) or "-"
-            typer.echo(f"{d['name']}\n  {d['summary']}\n  parameters: {params}\n"
-                       f"  formula: {d['formula']}\n  reference: {d['reference']}\n")
+            typer.echo(
+                f"{d['name']}\n  {d['summary']}\n  parameters: {params}\n"
+                f"  formula: {d['formula']}\n  reference: {d['reference']}\n"
+            )
     else:
         fail(f"--format must be table, markdown or json, got {fmt!r}")
 
 
 def quickstart(
-    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.table,
+    out: Annotated[
+        Path, typer.Option(help="Where the study's results and report go.", file_okay=False)
+    ] = Path("metaeval-quickstart"),
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = 2,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
 ) -> None:
-    """Evaluate the bundled example collection end to end (a smoke test of the install)."""
-    from metaeval.evaluate import evaluate as run_evaluate
+    """Run the quickstart study (five measures on a simulated collection, every criterion),
+    write its report and print a summary: what the tool is for, in under a minute."""
+    from metaeval.cli._common import Interrupted
+    from metaeval.report import build, write_report
+    from metaeval.report.card import quickstart_summary
+    from metaeval.study import load_spec, run_study
+    from metaeval.study.spec import study_file
 
-    root = resources.files("metaeval") / "datasets" / "tiny"
-    with resources.as_file(root) as folder:
-        runs = sorted(str(p) for p in Path(folder).glob("*.run"))
-        qrels = str(Path(folder) / "tiny.qrels")
-        typer.echo(f"Evaluating {len(runs)} example runs against {qrels}")
-        frame = run_evaluate(runs, qrels, ["AP", "nDCG@10", "P@10", "RR", "Bpref", "infAP"],
-                             per_topic=False)
-    print_frame(frame, fmt, pivot=["run"])
+    spec = load_spec(study_file("quickstart.toml"))
+    if not quiet:
+        typer.echo(f"Running {spec.path.name}: {spec.description.split(chr(10))[0]} ...", err=True)
+    summary = run_study(spec, out, jobs=jobs, quiet=quiet)
+    if summary.interrupted:
+        raise Interrupted(
+            f"interrupted: {summary.completed} task(s) saved in {out}; run the "
+            "same command to resume"
+        )
+    written = write_report(out)
+    _, _, frames = build(out)
+    typer.echo(quickstart_summary(frames["summary"]).to_string(float_format=lambda v: f"{v:.3f}"))
+    verdicts = frames.get("claims")
+    if verdicts is not None and len(verdicts):
+        typer.echo("")
+        for row in verdicts.itertuples(index=False):
+            typer.echo(f"{row.claim} ({row.world}): {row.verdict} - {row.text}")
+    typer.echo(f"\nreport: {written['html']} (and {written['md']})")

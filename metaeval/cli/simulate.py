@@ -6,11 +6,9 @@ import json
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
-from metaeval.cli.evaluate import fail
-from metaeval.data import TrecFormatError
+from metaeval.cli._common import SeedOption, fail, resolve_seed, writable
 
 
 def _parse_param(text: str) -> tuple[str, object]:
@@ -27,34 +25,43 @@ def _parse_param(text: str) -> tuple[str, object]:
 
 
 def simulate(
-    preset: Annotated[str, typer.Option(help="World preset: trec_like, dl_like, "
-                                             "few_highly_relevant, known_item, null.")] = "trec_like",
+    preset: Annotated[
+        str,
+        typer.Option(
+            help="World preset: trec_like, dl_like, few_highly_relevant, known_item, null."
+        ),
+    ] = "trec_like",
     topics: Annotated[int, typer.Option(help="Number of topics.", min=1)] = 50,
     systems: Annotated[int, typer.Option(help="Number of systems (runs).", min=1)] = 40,
-    seed: Annotated[int, typer.Option(help="Random seed (same seed, same files).")] = 0,
+    seed: SeedOption = None,
     out: Annotated[Path, typer.Option(help="Output folder.", file_okay=False)] = Path("world"),
-    param: Annotated[list[str] | None, typer.Option(
-        "--param", help="Override a model parameter, NAME=VALUE (JSON value), repeatable, "
-                        "e.g. --param pool_depth=20 --param 'grade_probs=[0.8,0.2]'.")] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            help="Override a model parameter, NAME=VALUE (JSON value), repeatable, "
+            "e.g. --param pool_depth=20 --param 'grade_probs=[0.8,0.2]'.",
+        ),
+    ] = None,
 ) -> None:
     """Generate a synthetic test collection with known truth.
 
     Writes OUT/truth.qrels (every candidate document's true grade), OUT/qrels.txt (the official
     depth-k pool), OUT/runs/*.run and OUT/world.json (parameters, seed, teams).
     """
+    from metaeval.data import write_qrels, write_runs
     from simulators import make_world
     from simulators.worlds import PRESETS
-    from metaeval.data import write_qrels, write_runs
 
     if preset not in PRESETS:
         fail(f"--preset must be one of {sorted(PRESETS)}, got {preset!r}")
     overrides = dict(_parse_param(p) for p in param or [])
+    writable(out, "--out", folder=True)
+    seed = resolve_seed(seed)
     try:
-        world = make_world(preset, n_topics=topics, n_systems=systems,
-                           rng=np.random.default_rng(seed), **overrides)
+        world = make_world(preset, n_topics=topics, n_systems=systems, rng=seed, **overrides)
     except (ValueError, TypeError) as err:
         fail(str(err))
-    out.mkdir(parents=True, exist_ok=True)
     write_qrels(world.truth, out / "truth.qrels")
     write_qrels(world.qrels, out / "qrels.txt")
     write_runs(world.runs, out / "runs")
@@ -84,27 +91,50 @@ def _read_groups(path: Path | None, names: list[str]) -> dict[str, str]:
 
 
 def degrade(
-    qrels: Annotated[Path, typer.Argument(help="TREC qrels file to degrade.", exists=True,
-                                          dir_okay=False)],
-    method: Annotated[str, typer.Option(help="stratified, uniform, pool_depth, "
-                                             "leave_one_group_out, fewer_teams, assessor_noise.")]
-    = "stratified",
-    rate: Annotated[float | None, typer.Option(help="Sampling rate in percent (stratified, "
-                                                    "uniform) or noise probability in [0, 1] "
-                                                    "(assessor_noise).")] = None,
-    depth: Annotated[int | None, typer.Option(help="Pool depth (pool_depth; pool depth of "
-                                                   "leave_one_group_out / fewer_teams).")] = None,
+    qrels: Annotated[
+        Path, typer.Argument(help="TREC qrels file to degrade.", exists=True, dir_okay=False)
+    ],
+    method: Annotated[
+        str,
+        typer.Option(
+            help="stratified, uniform, pool_depth, "
+            "leave_one_group_out, fewer_teams, assessor_noise."
+        ),
+    ] = "stratified",
+    rate: Annotated[
+        float | None,
+        typer.Option(
+            help="Sampling rate in percent (stratified, "
+            "uniform) or noise probability in [0, 1] "
+            "(assessor_noise)."
+        ),
+    ] = None,
+    depth: Annotated[
+        int | None,
+        typer.Option(
+            help="Pool depth (pool_depth; pool depth of leave_one_group_out / fewer_teams)."
+        ),
+    ] = None,
     k: Annotated[int | None, typer.Option(help="Number of teams (fewer_teams).")] = None,
     group: Annotated[str | None, typer.Option(help="Team left out (leave_one_group_out).")] = None,
-    groups: Annotated[Path | None, typer.Option(help="Teams: 'run team' lines, or world.json; "
-                                                     "default: guessed from run names.",
-                                                exists=True, dir_okay=False)] = None,
-    runs: Annotated[list[Path] | None, typer.Option("--runs", help="Run files (pooling methods); "
-                                                    "repeatable.", exists=True, dir_okay=False)]
-    = None,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    groups: Annotated[
+        Path | None,
+        typer.Option(
+            help="Teams: 'run team' lines, or world.json; default: guessed from run names.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
+    runs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--runs", help="Run files (pooling methods); repeatable.", exists=True, dir_okay=False
+        ),
+    ] = None,
+    seed: SeedOption = None,
     out: Annotated[Path, typer.Option(help="Output qrels file.", dir_okay=False)] = Path(
-        "degraded.qrels"),
+        "degraded.qrels"
+    ),
 ) -> None:
     """Write a reduced (or perturbed) judgment set: one level, one trial."""
     from metaeval.data import read_qrels, read_runs, write_qrels
@@ -112,10 +142,11 @@ def degrade(
 
     if method not in registered_degraders():
         fail(f"--method must be one of {sorted(registered_degraders())}, got {method!r}")
+    writable(out, "--out")
     try:
         judgments = read_qrels(qrels)
         runset = read_runs(runs) if runs else None
-    except TrecFormatError as err:
+    except ValueError as err:
         fail(str(err))
     names = runset.names if runset is not None else []
     params: dict = {}
@@ -143,20 +174,28 @@ def degrade(
             params["k"] = (k,)
         else:
             if group is None:
-                fail(f"--group is required for leave_one_group_out; teams: "
-                     f"{sorted(set(team_of.values()))}")
+                fail(
+                    f"--group is required for leave_one_group_out; teams: "
+                    f"{sorted(set(team_of.values()))}"
+                )
+            if group not in set(team_of.values()):
+                fail(f"--group {group!r} is not a team; teams: {sorted(set(team_of.values()))}")
+            params["teams"] = (group,)
             level = group
     try:
         degrader = make_degrader(method, **params)
         if degrader.needs_runs and runset is None:
             fail(f"{method} pools from runs: give them with --runs")
-        results = degrader.generate(judgments, rng=np.random.default_rng(seed), runs=runset)
+        rng = resolve_seed(seed) if degrader.random else None
+        results = degrader.trial(judgments, rng=rng, runs=runset)
     except ValueError as err:
         fail(str(err))
     if level is not None:
         chosen = [j for j in results if j.level == level]
         if not chosen:
-            fail(f"--group {level!r} is not a team; teams: {sorted(set(params['groups'].values()))}")
+            fail(
+                f"--group {level!r} is not a team; teams: {sorted(set(params['groups'].values()))}"
+            )
         result = chosen[0]
     else:
         result = results[0]
@@ -165,5 +204,7 @@ def degrade(
     except ValueError as err:
         fail(str(err))
     write_qrels(degraded, out)
-    typer.echo(f"{method} level {result.level}: {result.n_judged} of "
-               f"{int((judgments.grades >= 0).sum())} judgments kept -> {out}")
+    typer.echo(
+        f"{method} level {result.level}: {result.n_judged} of "
+        f"{int((judgments.grades >= 0).sum())} judgments kept -> {out}"
+    )

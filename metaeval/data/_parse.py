@@ -14,8 +14,10 @@ run line's sixth field; metaeval reports it as an error unless ``extra_fields="i
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
+import lzma
 import os
 import re
 from collections.abc import Callable
@@ -40,17 +42,43 @@ _LAYOUT = {
 }
 
 
+_BOM = b"\xef\xbb\xbf"
+#: Compressed formats recognised by their magic number, with their decompressors.
+_COMPRESSED = (
+    (b"\x1f\x8b", "gzip", gzip.decompress),
+    (b"BZh", "bz2", bz2.decompress),
+    (b"\xfd7zXZ\x00", "xz", lzma.decompress),
+)
+
+
 def read_bytes(path: PathLike) -> bytes:
-    """Read a file, transparently decompressing gzip (recognised by its magic number)."""
+    """The text of a file as bytes: decompressed, without a byte-order mark, with ``\n`` lines.
+
+    Every parser reads through here. Gzip, bz2 and xz files are recognised by their magic
+    number, whatever their name. Pipes and process substitutions (``/dev/stdin``,
+    ``<(zcat run.gz)``) are read like files. A UTF-8 byte-order mark is removed (left in, it
+    would glue itself to the first topic id), and old Mac line endings (CR only) become
+    newlines; CRLF is handled by the parsers.
+    """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as err:
-            raise TrecFormatError(path, None, f"corrupt gzip data ({err})") from None
+    if path.is_dir():
+        raise TrecFormatError(path, None, "is a directory, not a file")
+    try:
+        with open(path, "rb") as fh:  # open(), not stat(): pipes have no size to trust
+            raw = fh.read()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file") from None
+    for magic, kind, decompress in _COMPRESSED:
+        if raw.startswith(magic):
+            try:
+                raw = decompress(raw)
+            except (OSError, EOFError, ValueError, lzma.LZMAError) as err:
+                raise TrecFormatError(path, None, f"corrupt {kind} data ({err})") from None
+            break
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM) :]
+    if b"\r" in raw and b"\n" not in raw:
+        raw = raw.replace(b"\r", b"\n")
     return raw
 
 
@@ -82,17 +110,23 @@ def _fast_table(data: bytes, names: list[str], kind: str) -> pa.Table | None:
             # Arrow's own CSV threads can abort the process at exit (apache/arrow#34314);
             # read_runs parallelises across files instead.
             read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
-            parse_options=pa_csv.ParseOptions(delimiter=delim.decode(), quote_char=False,
-                                              escape_char=False, ignore_empty_lines=True),
-            convert_options=pa_csv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                                  quoted_strings_can_be_null=False),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=delim.decode(),
+                quote_char=False,
+                escape_char=False,
+                ignore_empty_lines=True,
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False
+            ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None  # let the exact path find and report the problem
 
 
-def _exact_table(data: bytes, path: Path, kind: str,
-                 extra_fields: str) -> tuple[pa.Table, np.ndarray]:
+def _exact_table(
+    data: bytes, path: Path, kind: str, extra_fields: str
+) -> tuple[pa.Table, np.ndarray]:
     """Every line split on whitespace; returns the fields and each row's physical line."""
     names, other_kind, other_fields = _LAYOUT[kind]
     n = len(names)
@@ -115,8 +149,9 @@ def _exact_table(data: bytes, path: Path, kind: str,
         i = int(np.flatnonzero(short)[0])
         found = int(count[i])
         hint = f"; this looks like a {other_kind} file" if found == other_fields else ""
-        raise TrecFormatError(path, i + 1,
-                              f"expected {n} fields for a {kind} file, found {found}{hint}")
+        raise TrecFormatError(
+            path, i + 1, f"expected {n} fields for a {kind} file, found {found}{hint}"
+        )
     parts = parts.filter(pa.array(keep))
     columns = {name: pc.list_element(parts, j) for j, name in enumerate(names)}
     last = columns[names[-1]]
@@ -130,8 +165,11 @@ def _exact_table(data: bytes, path: Path, kind: str,
                 hint = f"; this looks like a {other_kind} file"
             elif kind == "run":
                 hint = " (trec_eval ignores trailing fields: read with extra_fields='ignore')"
-            raise TrecFormatError(path, int(rows[i]) + 1,
-                                  f"expected {n} fields for a {kind} file, found {found}{hint}")
+            raise TrecFormatError(
+                path,
+                int(rows[i]) + 1,
+                f"expected {n} fields for a {kind} file, found {found}{hint}",
+            )
         columns[names[-1]] = pc.list_element(pc.utf8_split_whitespace(last, max_splits=1), 0)
     return pa.table(columns), rows + 1
 
@@ -144,8 +182,9 @@ def _is_utf8(raw: bytes) -> bool:
         return False
 
 
-def parse_table(path: PathLike, *, kind: str,
-                extra_fields: str = "error") -> tuple[pa.Table, Callable[[int], int]]:
+def parse_table(
+    path: PathLike, *, kind: str, extra_fields: str = "error"
+) -> tuple[pa.Table, Callable[[int], int]]:
     """Parse a TREC run (kind="run") or qrels (kind="qrels") file into typed columns.
 
     Returns an Arrow table with columns ``topic, doc, score, tag`` (run) or ``topic, doc, grade``
@@ -181,8 +220,9 @@ def parse_table(path: PathLike, *, kind: str,
         too_big = grade > 127
         if too_big.any():
             row = int(np.flatnonzero(too_big)[0])
-            raise TrecFormatError(path, line_of(row),
-                                  f"grade {grade[row]} is above the largest supported grade, 127")
+            raise TrecFormatError(
+                path, line_of(row), f"grade {grade[row]} is above the largest supported grade, 127"
+            )
         # Any negative value means "pooled but not judged", as in trec_eval.
         columns["grade"] = pa.array(np.maximum(grade, -1).astype(np.int8))
     return pa.table(columns), line_of

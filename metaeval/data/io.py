@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import warnings
 from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -13,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.compute as pc
 
+from metaeval._warnings import warn
 from metaeval.data._parse import parse_table
 from metaeval.data.errors import TrecFormatError
 from metaeval.data.qrels import Qrels
@@ -31,12 +31,14 @@ def read_qrels(path: PathLike) -> Qrels:
     warning.
     """
     table, line_of = parse_table(path, kind="qrels")
-    return Qrels(table["topic"], table["doc"], table["grade"].to_numpy(),
-                 source=Path(path), _line_of=line_of)
+    return Qrels(
+        table["topic"], table["doc"], table["grade"].to_numpy(), source=Path(path), _line_of=line_of
+    )
 
 
-def read_run(path: PathLike, *, name: str | None = None, ties: str = "trec_eval",
-             extra_fields: str = "error") -> Run:
+def read_run(
+    path: PathLike, *, name: str | None = None, ties: str = "trec_eval", extra_fields: str = "error"
+) -> Run:
     """Read a TREC run file: ``topic Q0 doc rank score tag`` per line, whitespace-separated.
 
     The run is named by its tag column (``name`` overrides it). A file whose lines carry
@@ -55,16 +57,26 @@ def read_run(path: PathLike, *, name: str | None = None, ties: str = "trec_eval"
         changed = pc.not_equal(tags, first).to_numpy(zero_copy_only=False)
         if changed.any():
             row = int(np.flatnonzero(changed)[0])
-            warnings.warn(f"{path}: several run tags in one file (first {first!r}, then "
-                          f"{tags[row].as_py()!r} at line {line_of(row)}); read as one run named "
-                          f"{first!r}", stacklevel=2)
+            warn(
+                f"{path}: several run tags in one file (first {first!r}, then "
+                f"{tags[row].as_py()!r} at line {line_of(row)}); read as one run named "
+                f"{first!r}"
+            )
         name = first
-    return Run(name, table["topic"], table["doc"], table["score"].to_numpy(),
-               ties=ties, source=Path(path), _line_of=line_of)
+    return Run(
+        name,
+        table["topic"],
+        table["doc"],
+        table["score"].to_numpy(),
+        ties=ties,
+        source=Path(path),
+        _line_of=line_of,
+    )
 
 
-def read_runs(paths: Iterable[PathLike], *, ties: str = "trec_eval",
-              extra_fields: str = "error") -> RunSet:
+def read_runs(
+    paths: Iterable[PathLike], *, ties: str = "trec_eval", extra_fields: str = "error"
+) -> RunSet:
     """Read several run files into a :class:`RunSet`.
 
     Runs are named by their tags. Two files with the same tag are kept apart: each such run is
@@ -73,21 +85,47 @@ def read_runs(paths: Iterable[PathLike], *, ties: str = "trec_eval",
     paths = [Path(p) for p in paths]
     if not paths:
         raise ValueError("paths is empty: give at least one run file")
+    _check_distinct(paths)
     # Decompression and Arrow parsing release the GIL, so threads overlap files.
     with ThreadPoolExecutor(max_workers=min(4, len(paths), os.cpu_count() or 1)) as pool:
         runs = list(pool.map(lambda p: read_run(p, ties=ties, extra_fields=extra_fields), paths))
     counts = Counter(r.name for r in runs)
     clashes = {n for n, c in counts.items() if c > 1}
     if clashes:
-        warnings.warn(f"several files carry the run tag(s) {sorted(clashes)}; those runs are "
-                      "named 'tag (file name)' to keep them apart", stacklevel=2)
-        runs = [r.renamed(f"{r.name} ({p.name})") if r.name in clashes else r
-                for r, p in zip(runs, paths)]
+        warn(
+            f"several files carry the run tag(s) {sorted(clashes)}; those runs are named "
+            "'tag (file name)' to keep them apart"
+        )
+        runs = [
+            r.renamed(f"{r.name} ({p.name})") if r.name in clashes else r
+            for r, p in zip(runs, paths)
+        ]
         counts = Counter(r.name for r in runs)
         if any(c > 1 for c in counts.values()):  # same file name in different folders
-            runs = [r.renamed(f"{r.name.rsplit(' (', 1)[0]} ({p})") if counts[r.name] > 1 else r
-                    for r, p in zip(runs, paths)]
+            runs = [
+                r.renamed(f"{r.name.rsplit(' (', 1)[0]} ({p})") if counts[r.name] > 1 else r
+                for r, p in zip(runs, paths)
+            ]
     return RunSet(runs)
+
+
+def _file_identity(path: Path):
+    """What makes two paths the same file: device and inode when it exists, else the text."""
+    try:
+        st = path.stat()
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return os.path.abspath(path)
+
+
+def _check_distinct(paths: list[Path]) -> None:
+    seen: dict = {}
+    for p in paths:
+        key = _file_identity(p)
+        if key in seen:
+            same = "" if str(seen[key]) == str(p) else f" (also as {seen[key]})"
+            raise ValueError(f"run file {p} is given twice{same}: each run file is read once")
+        seen[key] = p
 
 
 def _open_for_writing(path: PathLike):
@@ -100,7 +138,8 @@ def write_qrels(qrels: Qrels, path: PathLike) -> None:
     frame = qrels.to_df()
     with _open_for_writing(path) as fh:
         frame.assign(iteration=0)[["topic", "iteration", "doc", "grade"]].to_csv(
-            fh, sep=" ", header=False, index=False)
+            fh, sep=" ", header=False, index=False
+        )
 
 
 def write_run(run: Run, path: PathLike) -> None:
@@ -115,7 +154,8 @@ def write_run(run: Run, path: PathLike) -> None:
     frame["score"] = np.char.mod("%.17g", frame["score"].to_numpy())
     with _open_for_writing(path) as fh:
         frame[["topic", "q0", "doc", "rank", "score", "tag"]].to_csv(
-            fh, sep=" ", header=False, index=False)
+            fh, sep=" ", header=False, index=False
+        )
 
 
 def write_runs(runs: RunSet, folder: PathLike) -> list[Path]:
@@ -130,5 +170,12 @@ def write_runs(runs: RunSet, folder: PathLike) -> list[Path]:
     return out
 
 
-__all__ = ["read_qrels", "read_run", "read_runs", "write_qrels", "write_run", "write_runs",
-           "TrecFormatError"]
+__all__ = [
+    "read_qrels",
+    "read_run",
+    "read_runs",
+    "write_qrels",
+    "write_run",
+    "write_runs",
+    "TrecFormatError",
+]

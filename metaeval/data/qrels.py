@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaeval._warnings import warn
 from metaeval.data._arrow import as_string_array, blocks, pair_keys
 from metaeval.data.errors import TrecFormatError
 
@@ -25,12 +25,16 @@ _GRADE_ALIASES = ("grade", "relevance", "rel", "label")
 def _pick(frame: pd.DataFrame, given: str | None, aliases: tuple[str, ...], what: str) -> str:
     if given is not None:
         if given not in frame.columns:
-            raise ValueError(f"{what} column {given!r} not in the table (columns: {list(frame.columns)})")
+            raise ValueError(
+                f"{what} column {given!r} not in the table (columns: {list(frame.columns)})"
+            )
         return given
     for name in aliases:
         if name in frame.columns:
             return name
-    raise ValueError(f"no {what} column: expected one of {list(aliases)}, found {list(frame.columns)}")
+    raise ValueError(
+        f"no {what} column: expected one of {list(aliases)}, found {list(frame.columns)}"
+    )
 
 
 class Qrels:
@@ -45,10 +49,22 @@ class Qrels:
     Build one with :func:`metaeval.read_qrels`, :meth:`from_df` or :meth:`from_dict`.
     """
 
-    def __init__(self, topics: pa.Array, docs: pa.Array, grades: np.ndarray, *,
-                 source: str | Path | None = None, _line_of=None):
-        frame = pa.table({"topic": as_string_array(topics), "doc": as_string_array(docs),
-                          "grade": pa.array(np.asarray(grades, dtype=np.int8))})
+    def __init__(
+        self,
+        topics: pa.Array,
+        docs: pa.Array,
+        grades: np.ndarray,
+        *,
+        source: str | Path | None = None,
+        _line_of=None,
+    ):
+        frame = pa.table(
+            {
+                "topic": as_string_array(topics),
+                "doc": as_string_array(docs),
+                "grade": pa.array(np.asarray(grades, dtype=np.int8)),
+            }
+        )
         if frame.num_rows == 0:
             raise TrecFormatError(source, None, "no judgments: the qrels are empty")
         order = pc.sort_indices(frame, sort_keys=[("topic", "ascending"), ("doc", "ascending")])
@@ -69,11 +85,15 @@ class Qrels:
                 line = _line_of(rows[1]) if _line_of else None
                 first = f" (first at line {_line_of(rows[0])})" if _line_of else ""
                 raise TrecFormatError(
-                    source, line,
+                    source,
+                    line,
                     f"topic {topic[i].as_py()!r}, document {doc[i].as_py()!r} is judged twice "
-                    f"with different grades, {grade[i - 1]} and {grade[i]}{first}")
-            warnings.warn(f"{source or 'qrels'}: {int(same.sum())} exact duplicate judgments "
-                          "(same topic, document and grade) were merged", stacklevel=3)
+                    f"with different grades, {grade[i - 1]} and {grade[i]}{first}",
+                )
+            warn(
+                f"{source or 'qrels'}: {int(same.sum())} exact duplicate judgments (same "
+                "topic, document and grade) were merged"
+            )
             keep = pa.array(~same)
             topic, doc, grade = topic.filter(keep), doc.filter(keep), grade[~same]
         self._topic = topic
@@ -84,8 +104,14 @@ class Qrels:
 
     # ---------------------------------------------------------------- construction
     @classmethod
-    def from_df(cls, frame: pd.DataFrame, *, topic: str | None = None, doc: str | None = None,
-                grade: str | None = None) -> Qrels:
+    def from_df(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        topic: str | None = None,
+        doc: str | None = None,
+        grade: str | None = None,
+    ) -> Qrels:
         """From a DataFrame with topic, document and grade columns.
 
         Column names are found among common spellings (``topic``/``query_id``/``qid``,
@@ -100,15 +126,22 @@ class Qrels:
         bad = ~np.isfinite(g) | (g != np.round(g)) | (g > 127)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"grade column {gcol!r}, row {i}: {frame[gcol].iloc[i]!r} is not an "
-                             "integer grade in [-1, 127]")
-        return cls(frame[tcol].to_numpy(), frame[dcol].to_numpy(), np.maximum(g, -1).astype(np.int8))
+            raise ValueError(
+                f"grade column {gcol!r}, row {i}: {frame[gcol].iloc[i]!r} is not an "
+                "integer grade in [-1, 127]"
+            )
+        return cls(
+            frame[tcol].to_numpy(), frame[dcol].to_numpy(), np.maximum(g, -1).astype(np.int8)
+        )
 
     @classmethod
     def from_dict(cls, judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
         """From ``{topic: {doc: grade}}`` (the pytrec_eval / ir_measures shape)."""
         if not isinstance(judgments, Mapping):
-            raise TypeError(f"judgments must be a mapping topic -> {{doc: grade}}, got {type(judgments).__name__}")
+            raise TypeError(
+                "judgments must be a mapping topic -> {doc: grade}, got "
+                f"{type(judgments).__name__}"
+            )
         rows = [(str(t), str(d), g) for t, docs in judgments.items() for d, g in docs.items()]
         frame = pd.DataFrame(rows, columns=["topic", "doc", "grade"])
         return cls.from_df(frame)
@@ -147,20 +180,30 @@ class Qrels:
         return len(self._grade)
 
     def __repr__(self) -> str:
-        return (f"Qrels({len(self._topics)} topics, {len(self)} judgments, "
-                f"grades {sorted(set(self._grade.tolist()))})")
+        return (
+            f"Qrels({len(self._topics)} topics, {len(self)} judgments, "
+            f"grades {sorted(set(self._grade.tolist()))})"
+        )
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, Qrels):
             return NotImplemented
-        return (len(self) == len(other) and np.array_equal(self._grade, other._grade)
-                and self._topic.equals(other._topic) and self._doc.equals(other._doc))
+        return (
+            len(self) == len(other)
+            and np.array_equal(self._grade, other._grade)
+            and self._topic.equals(other._topic)
+            and self._doc.equals(other._doc)
+        )
 
     def to_df(self) -> pd.DataFrame:
         """A DataFrame with columns ``topic, doc, grade`` sorted by topic and document."""
-        return pd.DataFrame({"topic": self._topic.to_numpy(zero_copy_only=False).astype(object),
-                             "doc": self._doc.to_numpy(zero_copy_only=False).astype(object),
-                             "grade": self._grade.astype(np.int64)})
+        return pd.DataFrame(
+            {
+                "topic": self._topic.to_numpy(zero_copy_only=False).astype(object),
+                "doc": self._doc.to_numpy(zero_copy_only=False).astype(object),
+                "grade": self._grade.astype(np.int64),
+            }
+        )
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """``{topic: {doc: grade}}``."""
@@ -170,6 +213,19 @@ class Qrels:
         for t, (a, b) in zip(self._topics, zip(self._offsets[:-1], self._offsets[1:])):
             out[str(t)] = dict(zip(docs[a:b], grades[a:b]))
         return out
+
+    def subset(self, topics: Iterable[str]) -> Qrels:
+        """The judgments of ``topics`` only (ids; an id not in the qrels is a ValueError)."""
+        wanted = [str(t) for t in ([topics] if isinstance(topics, str) else topics)]
+        pos = {t: i for i, t in enumerate(self._topics)}
+        unknown = [t for t in wanted if t not in pos]
+        if unknown:
+            shown = ", ".join(unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+            raise ValueError(f"{len(unknown)} topic(s) are not in the qrels: {shown}")
+        if not wanted:
+            raise ValueError("topics is empty: a subset needs at least one topic")
+        keep = np.isin(self.topic_index, [pos[t] for t in wanted])
+        return self.with_grades(self._grade, keep=keep)
 
     def with_grades(self, grades: np.ndarray, *, keep: np.ndarray | None = None) -> Qrels:
         """A copy with new grades (aligned with this table) and optionally only rows ``keep``."""
@@ -183,4 +239,6 @@ class Qrels:
         if keep.shape != self._grade.shape:
             raise ValueError(f"keep must have shape {self._grade.shape}, got {keep.shape}")
         mask = pa.array(keep)
-        return Qrels(topic_rows.filter(mask), self._doc.filter(mask), grades[keep], source=self.source)
+        return Qrels(
+            topic_rows.filter(mask), self._doc.filter(mask), grades[keep], source=self.source
+        )

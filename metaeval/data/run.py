@@ -10,8 +10,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaeval.data.errors import TrecFormatError
 from metaeval.data._arrow import as_string_array, blocks, pair_keys
+from metaeval.data.errors import TrecFormatError
 from metaeval.data.qrels import _DOC_ALIASES, _TOPIC_ALIASES, _pick
 
 TIES = ("trec_eval", "input")
@@ -29,26 +29,44 @@ class Run:
     Documents are held in *ranking order*: per topic, by score descending, and for equal scores
     by document id descending (trec_eval's ``strcmp`` order; ``ties="trec_eval"``, the default)
     or in the order they were given (``ties="input"``). The rank column of a TREC file is
-    ignored, as trec_eval ignores it (METHODS.md §0, §6.0).
+    ignored, as trec_eval ignores it (docs/methods.md §0, §6.0).
 
     Build one with :func:`metaeval.read_run`, :meth:`from_df` or :meth:`from_dict`.
     """
 
-    def __init__(self, name: str, topics, docs, scores, *, ties: str = "trec_eval",
-                 source: str | Path | None = None, _line_of=None):
+    def __init__(
+        self,
+        name: str,
+        topics,
+        docs,
+        scores,
+        *,
+        ties: str = "trec_eval",
+        source: str | Path | None = None,
+        _line_of=None,
+    ):
         _check_ties(ties)
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         scores = np.asarray(scores, dtype=np.float64)
-        table = pa.table({"topic": as_string_array(topics), "doc": as_string_array(docs),
-                          "score": pa.array(scores), "row": pa.array(np.arange(len(scores)))})
+        table = pa.table(
+            {
+                "topic": as_string_array(topics),
+                "doc": as_string_array(docs),
+                "score": pa.array(scores),
+                "row": pa.array(np.arange(len(scores))),
+            }
+        )
         if table.num_rows == 0:
             raise TrecFormatError(source, None, f"run {name!r} has no ranked documents")
         bad = ~np.isfinite(scores)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise TrecFormatError(source, _line_of(i) if _line_of else None,
-                                  f"score {scores[i]!r} is not finite (NaN or infinity)")
+            raise TrecFormatError(
+                source,
+                _line_of(i) if _line_of else None,
+                f"score {scores[i]!r} is not finite (NaN or infinity)",
+            )
         keys = [("topic", "ascending"), ("score", "descending")]
         if ties == "trec_eval":
             keys.append(("doc", "descending"))
@@ -57,8 +75,16 @@ class Run:
         self._check_duplicates(table, name, source, _line_of)
         topic = table["topic"].combine_chunks()
         topics, offsets = blocks(topic)
-        self._set(name, ties, source, topic, table["doc"].combine_chunks(),
-                  table["score"].to_numpy(), topics, offsets)
+        self._set(
+            name,
+            ties,
+            source,
+            topic,
+            table["doc"].combine_chunks(),
+            table["score"].to_numpy(),
+            topics,
+            offsets,
+        )
 
     def _set(self, name, ties, source, topic, doc, score, topics, offsets) -> None:
         self.name = name
@@ -71,20 +97,41 @@ class Run:
         self._offsets = np.asarray(offsets, dtype=np.int64)
 
     @classmethod
-    def _from_ranked(cls, name: str, topics: np.ndarray, offsets: np.ndarray, docs: pa.Array,
-                     scores: np.ndarray) -> Run:
-        """A Run from lists that are already in trec_eval ranking order, unchecked.
+    def from_ranked(
+        cls,
+        name: str,
+        topics: np.ndarray,
+        offsets: np.ndarray,
+        docs: pa.Array,
+        scores: np.ndarray,
+        *,
+        ties: str = "trec_eval",
+    ) -> Run:
+        """A Run from lists that are already in ranking order, without re-sorting or checking.
 
-        For generators that build ranked lists by construction (the simulators): re-sorting and
-        re-checking millions of rows would cost as much as generating them. ``topics`` are the
-        sorted topic ids, ``offsets[t]:offsets[t+1]`` topic t's block of ``docs``/``scores``.
+        For code that builds ranked lists by construction (the simulators, subsets of a run):
+        re-sorting and re-checking millions of rows would cost as much as building them.
+
+        Parameters
+        ----------
+        name : str
+        topics : array of str
+            The sorted topic ids.
+        offsets : array of int, shape (len(topics) + 1,)
+            ``offsets[t]:offsets[t+1]`` is topic t's block of ``docs`` and ``scores``.
+        docs : pyarrow string array
+        scores : array of float
+        ties : {"trec_eval", "input"}
+            The order the lists are in (recorded, not applied).
+
         The caller guarantees the order and that no document repeats within a topic.
         """
         run = object.__new__(cls)
         sizes = np.diff(offsets)
         topic = pa.array(np.asarray(topics, dtype=object).astype(str)).take(
-            pa.array(np.repeat(np.arange(len(topics)), sizes)))
-        run._set(name, "trec_eval", None, topic, docs, scores, topics, offsets)
+            pa.array(np.repeat(np.arange(len(topics)), sizes))
+        )
+        run._set(name, ties, None, topic, docs, scores, topics, offsets)
         return run
 
     @staticmethod
@@ -98,14 +145,24 @@ class Run:
             i = int(order[dup[0]])
             topic, doc = table["topic"][i].as_py(), table["doc"][i].as_py()
             where = f" (first at line {line_of(a)})" if line_of else ""
-            raise TrecFormatError(source, line_of(b) if line_of else None,
-                                  f"run {name!r}: document {doc!r} is ranked twice for "
-                                  f"topic {topic!r}{where}")
+            raise TrecFormatError(
+                source,
+                line_of(b) if line_of else None,
+                f"run {name!r}: document {doc!r} is ranked twice for topic {topic!r}{where}",
+            )
 
     # ---------------------------------------------------------------- construction
     @classmethod
-    def from_df(cls, frame: pd.DataFrame, name: str | None = None, *, topic: str | None = None,
-                doc: str | None = None, score: str | None = None, ties: str = "trec_eval") -> Run:
+    def from_df(
+        cls,
+        frame: pd.DataFrame,
+        name: str | None = None,
+        *,
+        topic: str | None = None,
+        doc: str | None = None,
+        score: str | None = None,
+        ties: str = "trec_eval",
+    ) -> Run:
         """From a DataFrame with topic, document and score columns.
 
         ``name`` defaults to the single value of a ``run``/``tag`` column when there is one.
@@ -125,15 +182,20 @@ class Run:
         values = pd.to_numeric(frame[scol], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         if np.isnan(values).any():
             i = int(np.flatnonzero(np.isnan(values))[0])
-            raise ValueError(f"score column {scol!r}, row {i}: {frame[scol].iloc[i]!r} is not a number")
+            raise ValueError(
+                f"score column {scol!r}, row {i}: {frame[scol].iloc[i]!r} is not a number"
+            )
         return cls(name, frame[tcol].to_numpy(), frame[dcol].to_numpy(), values, ties=ties)
 
     @classmethod
-    def from_dict(cls, scores: Mapping[str, Mapping[str, float]], name: str, *,
-                  ties: str = "trec_eval") -> Run:
+    def from_dict(
+        cls, scores: Mapping[str, Mapping[str, float]], name: str, *, ties: str = "trec_eval"
+    ) -> Run:
         """From ``{topic: {doc: score}}`` (the pytrec_eval / ir_measures shape)."""
         if not isinstance(scores, Mapping):
-            raise TypeError(f"scores must be a mapping topic -> {{doc: score}}, got {type(scores).__name__}")
+            raise TypeError(
+                f"scores must be a mapping topic -> {{doc: score}}, got {type(scores).__name__}"
+            )
         rows = [(str(t), str(d), s) for t, docs in scores.items() for d, s in docs.items()]
         return cls.from_df(pd.DataFrame(rows, columns=["topic", "doc", "score"]), name, ties=ties)
 
@@ -166,16 +228,52 @@ class Run:
     def to_df(self) -> pd.DataFrame:
         """``topic, doc, rank, score`` in ranking order, rank starting at 1 per topic."""
         ranks = np.arange(len(self)) - np.repeat(self._offsets[:-1], np.diff(self._offsets)) + 1
-        return pd.DataFrame({"topic": np.repeat(self._topics, np.diff(self._offsets)),
-                             "doc": self._doc.to_numpy(zero_copy_only=False).astype(object),
-                             "rank": ranks, "score": self._score})
+        return pd.DataFrame(
+            {
+                "topic": np.repeat(self._topics, np.diff(self._offsets)),
+                "doc": self._doc.to_numpy(zero_copy_only=False).astype(object),
+                "rank": ranks,
+                "score": self._score,
+            }
+        )
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """``{topic: {doc: score}}``."""
         docs = self._doc.to_pylist()
         scores = self._score.tolist()
-        return {str(t): dict(zip(docs[a:b], scores[a:b]))
-                for t, a, b in zip(self._topics, self._offsets[:-1], self._offsets[1:])}
+        return {
+            str(t): dict(zip(docs[a:b], scores[a:b]))
+            for t, a, b in zip(self._topics, self._offsets[:-1], self._offsets[1:])
+        }
+
+    def subset(self, topics: Iterable[str]) -> Run:
+        """This run's lists for ``topics`` only (ids it did not answer are skipped).
+
+        Raises ValueError when the run answered none of them.
+        """
+        wanted = {str(t) for t in ([topics] if isinstance(topics, str) else topics)}
+        keep = np.flatnonzero([t in wanted for t in self._topics])
+        if keep.size == 0:
+            raise ValueError(
+                f"run {self.name!r} answered none of the {len(wanted)} selected topic(s)"
+            )
+        if keep.size == len(self._topics):
+            return self
+        starts, ends = self._offsets[keep], self._offsets[keep + 1]
+        sizes = ends - starts
+        rows = np.repeat(starts - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes) + np.arange(
+            int(sizes.sum())
+        )
+        run = Run.from_ranked(
+            self.name,
+            self._topics[keep],
+            np.concatenate([[0], np.cumsum(sizes)]),
+            self._doc.take(pa.array(rows)),
+            self._score[rows],
+            ties=self.ties,
+        )
+        run.source = self.source
+        return run
 
     def renamed(self, name: str) -> Run:
         """The same run under another name (the data is shared, not copied)."""
@@ -195,8 +293,10 @@ class RunSet:
             if not isinstance(run, Run):
                 raise TypeError(f"RunSet holds Run objects, got {type(run).__name__}")
             if run.name in seen:
-                raise ValueError(f"two runs are named {run.name!r}; run names must be unique "
-                                 "(read_runs renames runs whose files carry the same tag)")
+                raise ValueError(
+                    f"two runs are named {run.name!r}; run names must be unique "
+                    "(read_runs renames runs whose files carry the same tag)"
+                )
             seen[run.name] = len(self._runs)
             self._runs.append(run)
         if not self._runs:
@@ -204,17 +304,23 @@ class RunSet:
         self._index = seen
 
     @classmethod
-    def from_df(cls, frame: pd.DataFrame, *, run: str = "run", ties: str = "trec_eval",
-                **columns) -> RunSet:
+    def from_df(
+        cls, frame: pd.DataFrame, *, run: str = "run", ties: str = "trec_eval", **columns
+    ) -> RunSet:
         """From one DataFrame holding several runs, told apart by the ``run`` column."""
         if run not in frame.columns:
-            raise ValueError(f"no {run!r} column to tell the runs apart (columns: {list(frame.columns)})")
-        return cls(Run.from_df(part, str(name), ties=ties, **columns)
-                   for name, part in frame.groupby(run, sort=False))
+            raise ValueError(
+                f"no {run!r} column to tell the runs apart (columns: {list(frame.columns)})"
+            )
+        return cls(
+            Run.from_df(part, str(name), ties=ties, **columns)
+            for name, part in frame.groupby(run, sort=False)
+        )
 
     @classmethod
-    def from_dict(cls, runs: Mapping[str, Mapping[str, Mapping[str, float]]], *,
-                  ties: str = "trec_eval") -> RunSet:
+    def from_dict(
+        cls, runs: Mapping[str, Mapping[str, Mapping[str, float]]], *, ties: str = "trec_eval"
+    ) -> RunSet:
         """From ``{run_name: {topic: {doc: score}}}``."""
         return cls(Run.from_dict(scores, name, ties=ties) for name, scores in runs.items())
 
@@ -228,6 +334,15 @@ class RunSet:
     def __iter__(self) -> Iterator[Run]:
         return iter(self._runs)
 
+    def subset(self, names: Iterable[str]) -> RunSet:
+        """The runs named ``names``, in that order (an unknown name is a ValueError)."""
+        names = [names] if isinstance(names, str) else [str(n) for n in names]
+        unknown = [n for n in names if n not in self._index]
+        if unknown:
+            shown = ", ".join(unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+            raise ValueError(f"{len(unknown)} run(s) are not among the runs: {shown}")
+        return RunSet(self[n] for n in dict.fromkeys(names))
+
     def __getitem__(self, key: int | str) -> Run:
         if isinstance(key, str):
             if key not in self._index:
@@ -236,12 +351,14 @@ class RunSet:
         return self._runs[key]
 
     def __repr__(self) -> str:
-        return f"RunSet({len(self)} runs: {', '.join(self.names[:5])}{', ...' if len(self) > 5 else ''})"
+        more = ", ..." if len(self) > 5 else ""
+        return f"RunSet({len(self)} runs: {', '.join(self.names[:5])}{more})"
 
     def to_df(self) -> pd.DataFrame:
         """All runs in one table: ``run, topic, doc, rank, score``."""
         return pd.concat([r.to_df().assign(run=r.name) for r in self._runs], ignore_index=True)[
-            ["run", "topic", "doc", "rank", "score"]]
+            ["run", "topic", "doc", "rank", "score"]
+        ]
 
     def to_dict(self) -> dict[str, dict[str, dict[str, float]]]:
         return {r.name: r.to_dict() for r in self._runs}

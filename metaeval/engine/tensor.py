@@ -5,11 +5,14 @@ This is the one internal representation that every measure reads. It is built on
 reduced or perturbed judgment set is one vectorised gather through :attr:`EvalTensor.doc_index`
 (:meth:`EvalTensor.with_judgments`, :meth:`EvalTensor.with_grades`), with no re-parsing and no
 re-sorting of the runs.
+
+Memory: 5 bytes per run x topic x rank of the deepest list (``codes``, int8, and
+``doc_index``, int32), plus 5 bytes per judgment; a condensed view, once asked for, adds the
+same again for the judged ranks. 100 runs x 50 topics x 1000 ranks take 25 MB.
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -17,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaeval._warnings import warn
 from metaeval.data import Qrels, Run, RunSet
 
 #: Code of a retrieved document that is not in the qrels ("not pooled"; trec_eval RELVALUE_NONPOOL).
@@ -74,8 +78,15 @@ class EvalTensor:
 
     # ------------------------------------------------------------------ building
     @classmethod
-    def build(cls, runs: RunSet | Run, qrels: Qrels, *, depth: int | None = None,
-              warn_extra_topics: bool = True) -> EvalTensor:
+    def build(
+        cls,
+        runs: RunSet | Run,
+        qrels: Qrels,
+        *,
+        depth: int | None = None,
+        warn_extra_topics: bool = True,
+        excluded_topics=(),
+    ) -> EvalTensor:
         """Build the tensor of ``runs`` against ``qrels``.
 
         Parameters
@@ -87,6 +98,8 @@ class EvalTensor:
         warn_extra_topics : bool
             Warn when a run answers topics that have no judgments; such topics cannot be
             evaluated and are left out, as trec_eval leaves them out.
+        excluded_topics : iterable of str
+            Topics left out of ``qrels`` on purpose (a topic subset): never warned about.
         """
         if isinstance(runs, Run):
             runs = RunSet([runs])
@@ -120,10 +133,13 @@ class EvalTensor:
             topic_ids.append(row_topic[keep])
             ranks.append(row_rank[keep])
             docs.append(run.docs.filter(pa.array(keep)) if not keep.all() else run.docs)
+        extra -= set(map(str, excluded_topics))
         if extra and warn_extra_topics:
             shown = ", ".join(sorted(extra)[:5]) + (", ..." if len(extra) > 5 else "")
-            warnings.warn(f"{len(extra)} topic(s) retrieved by the runs have no judgments and are "
-                          f"not evaluated (as in trec_eval): {shown}", stacklevel=3)
+            warn(
+                f"{len(extra)} topic(s) retrieved by the runs have no judgments and are not "
+                f"evaluated (as in trec_eval): {shown}"
+            )
         run_ids = np.concatenate(run_ids)
         topic_ids = np.concatenate(topic_ids)
         ranks = np.concatenate(ranks)
@@ -138,13 +154,28 @@ class EvalTensor:
         doc_index = np.full((n_runs, n_topics, max_depth), n_q, dtype=np.int32)
         doc_index.reshape(-1)[(run_ids * n_topics + topic_ids) * max_depth + ranks] = doc_rows
         judgments = np.where(qrels.grades >= 0, qrels.grades, UNJUDGED).astype(np.int8)
-        return cls._from_index(
-            runs=runs.names, topics=topics, lengths=lengths, answered=answered,
-            doc_index=doc_index, judgments=judgments, judgment_topic=qrels.topic_index,
-            n_grades=max(int(qrels.grades.max()) + 1, 1), qrels=qrels)
+        return cls.from_index(
+            runs=runs.names,
+            topics=topics,
+            lengths=lengths,
+            answered=answered,
+            doc_index=doc_index,
+            judgments=judgments,
+            judgment_topic=qrels.topic_index,
+            n_grades=max(int(qrels.grades.max()) + 1, 1),
+            qrels=qrels,
+        )
 
     @classmethod
-    def _from_index(cls, *, doc_index: np.ndarray, judgments: np.ndarray, **kwargs) -> EvalTensor:
+    def from_index(cls, *, doc_index: np.ndarray, judgments: np.ndarray, **kwargs) -> EvalTensor:
+        """A tensor from its index: ``codes`` are gathered from ``judgments`` through
+        ``doc_index`` (the sentinel row ``len(judgments)`` reads :data:`UNPOOLED`).
+
+        For code that knows where every retrieved document sits in the judgment table without
+        matching ids (a simulated world built from candidate indices, a re-judged view).
+        ``kwargs`` are the other fields: ``runs, topics, lengths, answered, judgment_topic,
+        n_grades`` and optionally ``judged_only`` and ``qrels``.
+        """
         lookup = np.append(judgments, np.int8(UNPOOLED))
         codes = lookup[doc_index]
         return cls(codes=codes, doc_index=doc_index, judgments=judgments, **kwargs)
@@ -168,8 +199,10 @@ class EvalTensor:
 
     def __repr__(self) -> str:
         kind = ", judged only" if self.judged_only else ""
-        return (f"EvalTensor({self.n_runs} runs x {self.n_topics} topics x depth {self.depth}, "
-                f"{len(self.judgments)} judgments{kind})")
+        return (
+            f"EvalTensor({self.n_runs} runs x {self.n_topics} topics x depth {self.depth}, "
+            f"{len(self.judgments)} judgments{kind})"
+        )
 
     # ------------------------------------------------------------------ judgment statistics
     @cached_property
@@ -182,11 +215,11 @@ class EvalTensor:
 
     def n_relevant(self, rel: int = 1) -> np.ndarray:
         """(T,) number of judged documents with grade >= ``rel`` per topic."""
-        return self.grade_counts[:, max(rel, 0):].sum(axis=1)
+        return self.grade_counts[:, max(rel, 0) :].sum(axis=1)
 
     def n_nonrelevant(self, rel: int = 1) -> np.ndarray:
         """(T,) number of judged documents with grade < ``rel`` per topic."""
-        return self.grade_counts[:, :max(rel, 0)].sum(axis=1)
+        return self.grade_counts[:, : max(rel, 0)].sum(axis=1)
 
     def relevant(self, rel: int = 1) -> np.ndarray:
         """(S, T, D) bool: the document at this rank is judged with grade >= ``rel``."""
@@ -215,8 +248,10 @@ class EvalTensor:
         """
         keep = np.asarray(keep)
         if keep.shape != self.judgments.shape or keep.dtype != bool:
-            raise ValueError(f"keep must be a bool array of shape {self.judgments.shape}, "
-                             f"got {keep.dtype} {keep.shape}")
+            raise ValueError(
+                f"keep must be a bool array of shape {self.judgments.shape}, "
+                f"got {keep.dtype} {keep.shape}"
+            )
         if dropped not in ("unpooled", "unjudged"):
             raise ValueError(f"dropped must be 'unpooled' or 'unjudged', got {dropped!r}")
         code = UNPOOLED if dropped == "unpooled" else UNJUDGED
@@ -229,15 +264,24 @@ class EvalTensor:
         """
         judgments = np.asarray(judgments)
         if judgments.shape != self.judgments.shape:
-            raise ValueError(f"judgments must have shape {self.judgments.shape}, got {judgments.shape}")
+            raise ValueError(
+                f"judgments must have shape {self.judgments.shape}, got {judgments.shape}"
+            )
         if judgments.min(initial=0) < UNJUDGED or judgments.max(initial=0) >= self.n_grades:
             raise ValueError(f"judgment codes must lie in [{UNJUDGED}, {self.n_grades - 1}]")
         if self.judged_only:
             raise ValueError("re-judge the full tensor, then take .condensed()")
-        return EvalTensor._from_index(
-            runs=self.runs, topics=self.topics, lengths=self.lengths, answered=self.answered,
-            doc_index=self.doc_index, judgments=judgments.astype(np.int8),
-            judgment_topic=self.judgment_topic, n_grades=self.n_grades, qrels=self.qrels)
+        return EvalTensor.from_index(
+            runs=self.runs,
+            topics=self.topics,
+            lengths=self.lengths,
+            answered=self.answered,
+            doc_index=self.doc_index,
+            judgments=judgments.astype(np.int8),
+            judgment_topic=self.judgment_topic,
+            n_grades=self.n_grades,
+            qrels=self.qrels,
+        )
 
     @cached_property
     def _condensed(self) -> EvalTensor:
@@ -249,10 +293,18 @@ class EvalTensor:
         order = order[:, :, :depth]
         doc_index = np.take_along_axis(self.doc_index, order, axis=2)
         doc_index[np.arange(depth) >= lengths[:, :, None]] = len(self.judgments)
-        return EvalTensor._from_index(
-            runs=self.runs, topics=self.topics, lengths=lengths, answered=self.answered,
-            doc_index=doc_index, judgments=self.judgments, judgment_topic=self.judgment_topic,
-            n_grades=self.n_grades, judged_only=True, qrels=self.qrels)
+        return EvalTensor.from_index(
+            runs=self.runs,
+            topics=self.topics,
+            lengths=lengths,
+            answered=self.answered,
+            doc_index=doc_index,
+            judgments=self.judgments,
+            judgment_topic=self.judgment_topic,
+            n_grades=self.n_grades,
+            judged_only=True,
+            qrels=self.qrels,
+        )
 
     def condensed(self) -> EvalTensor:
         """The condensed-list view: unjudged documents removed, order kept (Sakai SIGIR 2007).
@@ -278,8 +330,9 @@ def _lookup_judgments(qrels: Qrels, topic_ids: np.ndarray, docs: pa.Array) -> np
     is small, else by binary search on integer keys.
     """
     n_q = len(qrels)
-    vocab, inverse = np.unique(qrels.docs.to_numpy(zero_copy_only=False).astype(str),
-                               return_inverse=True)
+    vocab, inverse = np.unique(
+        qrels.docs.to_numpy(zero_copy_only=False).astype(str), return_inverse=True
+    )
     uid = pc.fill_null(pc.index_in(docs, value_set=pa.array(vocab)), -1)
     uid = uid.to_numpy(zero_copy_only=False).astype(np.int64)
     found = uid >= 0

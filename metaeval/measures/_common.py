@@ -21,7 +21,9 @@ def ranks(depth: int) -> np.ndarray:
 
 def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den, and 0 where den is 0 (trec_eval's policy for topics with nothing relevant)."""
-    num, den = np.broadcast_arrays(np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64))
+    num, den = np.broadcast_arrays(
+        np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+    )
     out = np.zeros(num.shape, dtype=np.float64)
     np.divide(num, den, out=out, where=den != 0)
     return out
@@ -43,10 +45,10 @@ class RankedHits:
 
     def __init__(self, codes: np.ndarray, mask: np.ndarray):
         n_runs, n_topics, depth = codes.shape
-        flat = np.flatnonzero(mask)          # C order: by run, topic, then rank
+        flat = np.flatnonzero(mask)  # C order: by run, topic, then rank
         self.shape = (n_runs, n_topics)
         self.group = flat // depth
-        self.rank0 = flat - self.group * depth   # 0-based rank
+        self.rank0 = flat - self.group * depth  # 0-based rank
         self.grade = codes.reshape(-1)[flat]
         self._sizes = np.bincount(self.group, minlength=n_runs * n_topics)
         self._n_topics = n_topics

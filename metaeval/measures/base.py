@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from metaeval._warnings import warn
 from metaeval.engine import EvalTensor
 
 _REGISTRY: dict[str, type[Measure]] = {}
@@ -66,7 +67,9 @@ class Measure:
             k = getattr(self, self.cutoff_field)
             if k is None and self.cutoff_required:
                 raise ValueError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
-            if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
+            if k is not None and (
+                isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1
+            ):
                 raise ValueError(f"{self.name}: cutoff must be a positive integer, got {k!r}")
         self._validate()
 
@@ -77,12 +80,44 @@ class Measure:
         raise NotImplementedError
 
     def compute(self, tensor: EvalTensor) -> np.ndarray:
-        """Per-topic scores, an (S, T) float array, for every run and topic of ``tensor``."""
+        """Per-topic scores, an (S, T) float array, for every run and topic of ``tensor``.
+
+        A relevance level ``rel`` above 1 that is also above the highest grade of the qrels
+        (``rel=2`` on binary judgments) makes every score 0: a warning says so, since it is
+        usually a mistake (a reduced judgment set can also have lost its top grade).
+
+        Raises
+        ------
+        ValueError
+            When a value is NaN or infinite (named by run and topic: a measure must score
+            every topic, 0 where nothing is relevant), when the result is not (runs, topics),
+            or when the computation itself fails (the measure is named).
+        """
+        rel = getattr(self, "rel", None)
+        if rel is not None and rel > max(1, tensor.n_grades - 1):
+            warn(
+                f"{self}: rel={rel} is above the highest grade in the qrels "
+                f"({tensor.n_grades - 1}): no document is relevant, every score is 0"
+            )
         view = tensor.condensed() if self.judged_only else tensor
-        values = np.asarray(self._compute(view), dtype=np.float64)
+        try:
+            values = np.asarray(self._compute(view), dtype=np.float64)
+        except (ValueError, TypeError):
+            raise
+        except Exception as err:  # e.g. a plugin's bug: say which measure failed, and how
+            raise ValueError(f"{self}: {type(err).__name__}: {err}") from err
         if values.shape != (tensor.n_runs, tensor.n_topics):
-            raise RuntimeError(f"{self}: _compute returned shape {values.shape}, expected "
-                               f"{(tensor.n_runs, tensor.n_topics)}")
+            raise ValueError(
+                f"{self}: computed an array of shape {values.shape}, expected "
+                f"(runs, topics) = {(tensor.n_runs, tensor.n_topics)}"
+            )
+        bad = ~np.isfinite(values)
+        if bad.any():
+            s, t = np.argwhere(bad)[0]
+            raise ValueError(
+                f"{self}: the value for run {tensor.runs[s]!r}, topic "
+                f"{tensor.topics[t]!r} is {values[s, t]} (not a finite number)"
+            )
         return values
 
     __call__ = compute
@@ -123,6 +158,9 @@ def _format_value(value: Any) -> str:
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, float):
+        # One spelling everywhere: 1.0 prints as 1 (as users write it), 0.8 as 0.8.
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
         return repr(float(value))
     if isinstance(value, str):
         return value if re.fullmatch(r"[A-Za-z_][\w.\-]*", value) else repr(value)
@@ -132,7 +170,9 @@ def _format_value(value: Any) -> str:
         inner = ",".join(_format_value(v) for v in value)
         return "(" + inner + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, Mapping):
-        return "{" + ",".join(f"{_format_value(k)}:{_format_value(v)}" for k, v in value.items()) + "}"
+        return (
+            "{" + ",".join(f"{_format_value(k)}:{_format_value(v)}" for k, v in value.items()) + "}"
+        )
     return repr(value)
 
 
@@ -146,18 +186,27 @@ def register(cls: type[Measure] | None = None, *, aliases: tuple[str, ...] = ())
         if not klass.name or not re.fullmatch(r"[A-Za-z_][\w.]*", klass.name):
             raise ValueError(f"{klass.__name__}.name must be an identifier, got {klass.name!r}")
         if not dataclasses.is_dataclass(klass) or "__dataclass_fields__" not in klass.__dict__:
-            raise TypeError(f"{klass.__name__} must be decorated with "
-                            "@dataclass(frozen=True, kw_only=True)")
+            raise TypeError(
+                f"{klass.__name__} must be decorated with @dataclass(frozen=True, kw_only=True)"
+            )
         for name in (klass.name, *aliases):
             owner = _REGISTRY.get(name) or _REGISTRY.get(_ALIASES.get(name, ""))
-            if owner is not None and owner.__qualname__ != klass.__qualname__:
-                raise ValueError(f"a measure named {name!r} is already registered ({owner.__qualname__})")
+            if owner is not None and _origin(owner) != _origin(klass):
+                raise ValueError(
+                    f"a measure named {name!r} is already registered by "
+                    f"{_origin(owner)}; choose another name for {_origin(klass)}"
+                )
         _REGISTRY[klass.name] = klass
         for alias in aliases:
             _ALIASES[alias] = klass.name
         return klass
 
     return wrap if cls is None else wrap(cls)
+
+
+def _origin(klass: type) -> str:
+    """Where a class comes from: the same class loaded twice has the same origin."""
+    return f"{klass.__module__}.{klass.__qualname__}"
 
 
 def registered() -> dict[str, type[Measure]]:
@@ -169,8 +218,10 @@ def registered() -> dict[str, type[Measure]]:
 
 
 # -------------------------------------------------------------------- parsing
-_NAME_RE = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.]*?)(?P<prime>')?\s*(?:\((?P<params>.*)\))?"
-                      r"\s*(?:@\s*(?P<cutoff>[^@()]+))?\s*$")
+_NAME_RE = re.compile(
+    r"^\s*(?P<name>[A-Za-z_][\w.]*?)(?P<prime>')?\s*(?:\((?P<params>.*)\))?"
+    r"\s*(?:@\s*(?P<cutoff>[^@()]+))?\s*$"
+)
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -194,6 +245,42 @@ def _literal(text: str) -> Any:
         return text  # a bare word such as gain=exp
 
 
+def split_call(text: str, *, what: str = "measure") -> tuple[str, dict[str, Any], str | None, bool]:
+    """Split ``NAME['](key=value,...)@cutoff`` into its parts: the one parser of names.
+
+    Measures (``nDCG(gain=exp)@10``, ``AP'``) and aggregates (``gmean(mode=shift)``) are
+    written this way. Values are Python literals (``0.8``, ``(0.5,0.5)``, ``{1:1,2:3}``) or
+    bare words (``exp``).
+
+    Returns
+    -------
+    (name, params, cutoff, primed)
+        ``params`` maps each key to its value in writing order; ``cutoff`` is the text after
+        ``@`` or None; ``primed`` tells whether a ``'`` follows the name.
+
+    Raises
+    ------
+    ValueError
+        For text that is not of that shape, a parameter not written ``key=value``, or a key
+        given twice.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"a {what} is a string, got {type(text).__name__}")
+    match = _NAME_RE.match(text)
+    if not match:
+        raise ValueError(f"cannot parse {what} {text!r}: expected NAME['][(param=value,...)][@k]")
+    params: dict[str, Any] = {}
+    for part in _split_top_level(match["params"] or ""):
+        key, eq, value = (s.strip() for s in part.partition("="))
+        if not eq or not key or not value:
+            raise ValueError(f"{text!r}: parameter {part!r} must be written name=value")
+        if key in params:
+            raise ValueError(f"{text!r}: parameter {key!r} is given twice")
+        params[key] = _literal(value)
+    cutoff = None if match["cutoff"] is None else match["cutoff"].strip()
+    return match["name"], params, cutoff, bool(match["prime"])
+
+
 def parse_measure(text: str | Measure) -> Measure:
     """Parse a measure name such as ``"nDCG(gain=exp)@10"`` or ``"AP'"`` into a Measure.
 
@@ -203,36 +290,102 @@ def parse_measure(text: str | Measure) -> Measure:
         return text
     if not isinstance(text, str):
         raise TypeError(f"a measure is a string or a Measure, got {type(text).__name__}")
-    match = _NAME_RE.match(text)
-    if not match:
-        raise ValueError(f"cannot parse measure {text!r}: expected NAME['][(param=value,...)][@k]")
+    name, params, cutoff, primed = split_call(text)
     reg = registered()
-    name = _ALIASES.get(match["name"], match["name"])
+    name = _ALIASES.get(name, name)
     if name not in reg:
         close = [n for n in reg if n.lower() == name.lower()]
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"unknown measure {match['name']!r}{hint} Known: {', '.join(reg)}")
+        raise ValueError(f"unknown measure {name!r}{hint} Known: {', '.join(reg)}")
     cls = reg[name]
     kwargs: dict[str, Any] = {}
     allowed = {f.name for f in cls.params()}
-    for part in _split_top_level(match["params"] or ""):
-        if "=" not in part:
-            raise ValueError(f"{text!r}: parameter {part!r} must be written name=value")
-        key, value = (s.strip() for s in part.split("=", 1))
+    for key, value in params.items():
         if key not in allowed:
-            raise ValueError(f"{text!r}: {cls.name} has no parameter {key!r}; "
-                             f"parameters: {sorted(allowed) or 'none'}")
-        kwargs[key] = _coerce(cls, key, _literal(value), text)
-    if match["cutoff"] is not None:
+            raise ValueError(
+                f"{text!r}: {cls.name} has no parameter {key!r}; "
+                f"parameters: {sorted(allowed) or 'none'}"
+            )
+        kwargs[key] = _coerce(cls, key, value, text)
+    if cutoff is not None:
         if cls.cutoff_field is None:
             raise ValueError(f"{text!r}: {cls.name} takes no @cutoff")
         try:
-            kwargs[cls.cutoff_field] = int(match["cutoff"])
+            kwargs[cls.cutoff_field] = int(cutoff)
         except ValueError:
-            raise ValueError(f"{text!r}: cutoff {match['cutoff']!r} is not an integer") from None
-    if match["prime"]:
+            raise ValueError(f"{text!r}: cutoff {cutoff!r} is not an integer") from None
+    if primed:
         kwargs["judged_only"] = True
     return cls(**kwargs)
+
+
+def canonical_name(measure: str | Measure) -> str:
+    """The one spelling of a measure: ``str(parse_measure(measure))``.
+
+    ``"Q(gains={1:1,2:3},beta=1)"`` and ``"Q(beta=1.0,gains={2:3,1:1})"`` both give
+    ``"Q(gains={1:1,2:3})"`` (default parameters are not written).
+    """
+    return str(parse_measure(measure))
+
+
+class MeasureDict(dict):
+    """A dict keyed by canonical measure name that finds any spelling of a measure.
+
+    ``d["Q(gains={1:1,2:3},beta=1)"]`` finds the entry stored under ``"Q(gains={1:1,2:3})"``;
+    a :class:`Measure` object works as a key too. Iteration yields the canonical names. A key
+    that is not a measure name raises KeyError (with the parser's message) on lookup, and
+    ``in`` answers False.
+    """
+
+    @staticmethod
+    def _key(key) -> str:
+        try:
+            return canonical_name(key)
+        except (TypeError, ValueError) as err:
+            raise KeyError(f"{key!r} is not a measure name: {err}") from None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.update(*args, **kwargs)
+
+    def __getitem__(self, key):
+        return super().__getitem__(self._key(key))
+
+    def __setitem__(self, key, value):
+        super().__setitem__(self._key(key), value)
+
+    def __delitem__(self, key):
+        super().__delitem__(self._key(key))
+
+    def __contains__(self, key) -> bool:
+        try:
+            return super().__contains__(self._key(key))
+        except KeyError:
+            return False
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default  # noqa: SIM401 (dict.get skips __getitem__)
+
+    def pop(self, key, *default):
+        try:
+            return super().pop(self._key(key), *default)
+        except KeyError:
+            if default:
+                return default[0]
+            raise
+
+    def setdefault(self, key, default=None):
+        return super().setdefault(self._key(key), default)
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def copy(self) -> MeasureDict:
+        return MeasureDict(self)
+
+    def __repr__(self) -> str:
+        return f"MeasureDict({dict.__repr__(self)})"
 
 
 def _coerce(cls: type[Measure], key: str, value: Any, text: str) -> Any:
@@ -245,7 +398,12 @@ def _coerce(cls: type[Measure], key: str, value: Any, text: str) -> Any:
         value = tuple(value)
     if isinstance(value, Mapping):
         value = tuple(sorted(value.items()))
-    if float in origins and isinstance(value, int) and not isinstance(value, bool) and int not in origins:
+    if (
+        float in origins
+        and isinstance(value, int)
+        and not isinstance(value, bool)
+        and int not in origins
+    ):
         value = float(value)
     if tuple in origins and isinstance(value, (int, float)) and not isinstance(value, bool):
         value = (value,)
@@ -258,8 +416,23 @@ def measure_doc(cls: type[Measure]) -> dict[str, Any]:
     if cls.cutoff_field:
         params["@" + cls.cutoff_field] = "required" if cls.cutoff_required else None
     summary = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
-    return {"name": cls.name, "summary": summary, "parameters": params,
-            "formula": cls.formula, "reference": cls.reference}
+    return {
+        "name": cls.name,
+        "summary": summary,
+        "parameters": params,
+        "formula": cls.formula,
+        "reference": cls.reference,
+    }
 
 
-__all__ = ["Measure", "register", "registered", "parse_measure", "measure_doc", "field"]
+__all__ = [
+    "Measure",
+    "register",
+    "registered",
+    "parse_measure",
+    "measure_doc",
+    "field",
+    "split_call",
+    "canonical_name",
+    "MeasureDict",
+]

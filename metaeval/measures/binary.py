@@ -26,7 +26,11 @@ class BinaryMeasure(Measure):
     rel: int = 1
 
     def _validate(self) -> None:
-        if isinstance(self.rel, bool) or not isinstance(self.rel, (int, np.integer)) or self.rel < 1:
+        if (
+            isinstance(self.rel, bool)
+            or not isinstance(self.rel, (int, np.integer))
+            or self.rel < 1
+        ):
             raise ValueError(f"{self.name}: rel must be an integer >= 1, got {self.rel!r}")
 
     def relevant_hits(self, tensor: EvalTensor, cutoff: int | None = None) -> RankedHits:
@@ -56,7 +60,9 @@ class AP(BinaryMeasure):
     cutoff_field = "cutoff"
     recall_normalised = True
     formula = "AP = (1/R) sum_{r: rel(r)} C(r)/r"
-    reference = "Buckley & Voorhees, 'Retrieval system evaluation', TREC: Experiment and Evaluation, 2005"
+    reference = (
+        "Buckley & Voorhees, 'Retrieval system evaluation', TREC: Experiment and Evaluation, 2005"
+    )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         hits = self.relevant_hits(tensor, self.cutoff)
@@ -187,7 +193,10 @@ class infAP(BinaryMeasure):
     name = "infAP"
     recall_normalised = True
     formula = "E[prec@k] = 1/k + ((k-1)/k) (|pooled above|/(k-1)) ((|rel|+e)/(|rel|+|nonrel|+2e))"
-    reference = "Yilmaz & Aslam, 'Estimating average precision with incomplete and imperfect judgments', CIKM 2006"
+    reference = (
+        "Yilmaz & Aslam, 'Estimating average precision with incomplete and imperfect "
+        "judgments', CIKM 2006"
+    )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         codes = tensor.codes
@@ -202,7 +211,9 @@ class infAP(BinaryMeasure):
         j = hits.rank0.astype(np.float64)
         pooled_fraction = safe_divide(rel_above + nonrel_above + unj_above, j)
         rel_rate = (rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2 * INFAP_EPSILON)
-        terms = np.where(j == 0, 1.0, 1.0 / (j + 1.0) + (j / (j + 1.0)) * pooled_fraction * rel_rate)
+        terms = np.where(
+            j == 0, 1.0, 1.0 / (j + 1.0) + (j / (j + 1.0)) * pooled_fraction * rel_rate
+        )
         return self.per_topic(tensor, hits, np.where(is_rel, terms, 0.0))
 
 
@@ -216,7 +227,7 @@ def _bpref_parts(tensor: EvalTensor, rel_level: int):
     """
     codes = tensor.codes
     n_groups = tensor.n_runs * tensor.n_topics
-    judged = np.flatnonzero(codes >= 0)               # by run, topic, then rank
+    judged = np.flatnonzero(codes >= 0)  # by run, topic, then rank
     group = judged // codes.shape[2]
     at = np.flatnonzero(codes.reshape(-1)[judged] >= rel_level)
     rel_group = group[at]
@@ -229,8 +240,9 @@ def _bpref_parts(tensor: EvalTensor, rel_level: int):
 
 def _bpref_total(tensor: EvalTensor, group: np.ndarray, terms: np.ndarray, rel_level: int):
     sums = np.bincount(group, weights=terms, minlength=tensor.n_runs * tensor.n_topics)
-    return safe_divide(sums.reshape(tensor.n_runs, tensor.n_topics),
-                       tensor.n_relevant(rel_level)[None, :])
+    return safe_divide(
+        sums.reshape(tensor.n_runs, tensor.n_topics), tensor.n_relevant(rel_level)[None, :]
+    )
 
 
 @register(aliases=("bpref_R",))
@@ -246,7 +258,7 @@ class Bpref_R(BinaryMeasure):
     name = "Bpref_R"
     recall_normalised = True
     formula = "bpref_R = (1/R) sum_r [1 - min(n_r, R)/R]"
-    reference = ("Buckley & Voorhees, SIGIR 2004; Sakai, 'Alternatives to bpref', SIGIR 2007")
+    reference = "Buckley & Voorhees, SIGIR 2004; Sakai, 'Alternatives to bpref', SIGIR 2007"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         group, topic, above = _bpref_parts(tensor, self.rel)

@@ -60,10 +60,15 @@ class NumRelRet(BinaryMeasure):
 @register
 @dataclass(frozen=True, kw_only=True)
 class Judged(Measure):
-    """Fraction of the top k documents that are judged (qrels grade >= 0), divided by k.
+    """Fraction of the top k documents that are judged (qrels grade >= 0): the count over k.
 
-    As ir_measures' ``Judged@k``: the denominator is k even for shorter lists. A document in
-    the qrels with grade -1 (pooled but unjudged) does not count as judged.
+    It equals ir_measures' ``Judged@k`` on lists of at least k documents without pooled but
+    unjudged entries (tested against ir_measures). It differs from it in three documented
+    ways: the denominator is k even for a list shorter than k (ir_measures divides by the
+    list's length, so a 3-document list of judged documents is 1.0 there and 0.3 here at
+    k = 10); a qrels entry with grade -1 (pooled but unjudged) does not count as judged
+    (ir_measures counts any qrels entry); equal scores are ordered as trec_eval orders them
+    (document id descending; ir_measures ascending).
     """
 
     cutoff: int | None = None
@@ -71,7 +76,7 @@ class Judged(Measure):
     cutoff_field = "cutoff"
     cutoff_required = True
     formula = "Judged@k = |{r <= k : judged(r)}| / k"
-    reference = "ir_measures Judged; Sakai, 'Alternatives to bpref', SIGIR 2007"
+    reference = "Sakai, 'Alternatives to bpref', SIGIR 2007; cf. ir_measures Judged@k"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         return (top(tensor, self.cutoff) >= 0).sum(axis=2) / float(self.cutoff)

@@ -1,9 +1,9 @@
 """Top-heaviness curves: how much a measure rewards one relevant document by its rank.
 
 One relevant document moves from rank 1 to rank ``max_rank`` in a list of judged non-relevant
-documents, for topics with R relevant documents (seed 004, Fig. 1: R = 10 and R = 100). The
-curve of a measure is its value at each rank: RBP with a small p falls off at once, AP and the
-Q-measure fall like 1/r (scaled by 1/R), nDCG like 1/log2(r + 1).
+documents, for topics with R relevant documents (Sakai & Kando 2008, Fig. 1: R = 10 and
+R = 100). The curve of a measure is its value at each rank: RBP with a small p falls off at
+once, AP and the Q-measure fall like 1/r (scaled by 1/R), nDCG like 1/log2(r + 1).
 
 The synthetic qrels and run are built with :meth:`metaeval.Qrels.from_dict` and
 :meth:`metaeval.Run.from_dict` and evaluated through the tensor like any real run, so the
@@ -24,8 +24,9 @@ from metaeval.measures.base import Measure, parse_measure
 DEFAULT_MEASURES = ("RBP(p=0.5)", "RBP(p=0.8)", "RBP(p=0.95)", "AP", "Q", "nDCG")
 
 
-def top_heaviness_world(n_relevant: Sequence[int] = (10, 100), max_rank: int = 20
-                        ) -> tuple[Qrels, Run, pd.DataFrame]:
+def top_heaviness_world(
+    n_relevant: Sequence[int] = (10, 100), max_rank: int = 20
+) -> tuple[Qrels, Run, pd.DataFrame]:
     """The synthetic collection: one topic per (R, rank of the relevant document).
 
     Each topic has R relevant documents (grade 1) and ``max_rank`` judged non-relevant ones;
@@ -49,14 +50,18 @@ def top_heaviness_world(n_relevant: Sequence[int] = (10, 100), max_rank: int = 2
     return Qrels.from_dict(qrels), Run.from_dict(run, "one_relevant"), frame
 
 
-def top_heaviness(measures: Sequence[str | Measure] = DEFAULT_MEASURES, *,
-                  n_relevant: Sequence[int] = (10, 100), max_rank: int = 20) -> pd.DataFrame:
+def top_heaviness(
+    measures: Sequence[str | Measure] = DEFAULT_MEASURES,
+    *,
+    n_relevant: Sequence[int] = (10, 100),
+    max_rank: int = 20,
+) -> pd.DataFrame:
     """Value of each measure as one relevant document moves down the ranking.
 
     Parameters
     ----------
     measures : measure names or Measures
-        Default: RBP(p=0.5), RBP(p=0.8), RBP(p=0.95), AP, Q, nDCG (seed 004, Fig. 1).
+        Default: RBP(p=0.5), RBP(p=0.8), RBP(p=0.95), AP, Q, nDCG (Sakai & Kando 2008, Fig. 1).
     n_relevant : ints
         The topic's number of relevant documents R (default 10 and 100).
     max_rank : int
@@ -86,9 +91,14 @@ def top_heaviness(measures: Sequence[str | Measure] = DEFAULT_MEASURES, *,
     return out[["measure", "n_relevant", "rank", "value", "relative"]]
 
 
-def plot_top_heaviness(frame: pd.DataFrame | None = None, *, y: str = "value",
-                       measures: Sequence[str | Measure] = DEFAULT_MEASURES,
-                       n_relevant: Sequence[int] = (10, 100), max_rank: int = 20):
+def plot_top_heaviness(
+    frame: pd.DataFrame | None = None,
+    *,
+    y: str = "value",
+    measures: Sequence[str | Measure] = DEFAULT_MEASURES,
+    n_relevant: Sequence[int] = (10, 100),
+    max_rank: int = 20,
+):
     """Figure of the top-heaviness curves: one panel per R, one line per measure.
 
     Parameters
@@ -118,8 +128,17 @@ def plot_top_heaviness(frame: pd.DataFrame | None = None, *, y: str = "value",
     axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True))
     for ax, big_r in zip(axes, panels):
         sub = frame[frame["n_relevant"] == big_r]
-        sns.lineplot(data=sub, x="rank", y=y, hue="measure", style="measure", markers=True,
-                     dashes=False, ax=ax, legend=ax is axes[-1])
+        sns.lineplot(
+            data=sub,
+            x="rank",
+            y=y,
+            hue="measure",
+            style="measure",
+            markers=True,
+            dashes=False,
+            ax=ax,
+            legend=ax is axes[-1],
+        )
         ax.set_title(f"R = {big_r}")
         ax.set_xlabel("rank of the single relevant document")
         ax.set_ylabel("measure value" if y == "value" else "value / value at rank 1")
@@ -130,8 +149,9 @@ def plot_top_heaviness(frame: pd.DataFrame | None = None, *, y: str = "value",
 
 def _check_positive_ints(name: str, values) -> tuple[int, ...]:
     values = tuple(values) if not isinstance(values, (int, np.integer)) else (values,)
-    if not values or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1
-                         for v in values):
+    if not values or any(
+        isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in values
+    ):
         raise ValueError(f"{name} must be positive integers, got {values!r}")
     return tuple(int(v) for v in values)
 

@@ -2,7 +2,7 @@
 the Q-measure, rank-biased precision and its residual, ERR / nERR, and the graded average
 precision family GAP, xGAP, eGAP.
 
-Conventions shared by every measure here (METHODS.md §0, §6.4):
+Conventions shared by every measure here (docs/methods.md §0, §6.4):
 
 * Grades are the qrels values 0 .. c, c = the highest grade in the qrels
   (:attr:`EvalTensor.n_grades` - 1). Unjudged and unpooled documents have gain 0.
@@ -35,7 +35,13 @@ DISCOUNTS = ("log2", "jk")
 
 
 # ---------------------------------------------------------------------------- helpers
-def normalise_gains(owner: str, gains, *, upper: float | None = None) -> GainsMap | None:
+#: Largest gain or beta accepted. Larger values overflow: a ratio such as Q's
+#: (C + beta CG) / (r + beta CG*) becomes inf / inf. Up to 1e12, every sum over a million
+#: ranks stays finite in double precision, far beyond any setting in the literature.
+MAX_PARAMETER = 1e12
+
+
+def normalise_gains(owner: str, gains, *, upper: float = MAX_PARAMETER) -> GainsMap | None:
     """Check a ``gains=`` mapping and return it as a sorted tuple of (int grade, float gain).
 
     Accepts a mapping or an iterable of pairs (what the parser produces from ``{1:1,2:3}``).
@@ -48,21 +54,30 @@ def normalise_gains(owner: str, gains, *, upper: float | None = None) -> GainsMa
     try:
         pairs = [tuple(p) for p in items]
     except TypeError:
-        raise ValueError(f"{owner}: gains must map grades to gains, e.g. {{1:1,2:3}}, "
-                         f"got {gains!r}") from None
+        raise ValueError(
+            f"{owner}: gains must map grades to gains, e.g. {{1:1,2:3}}, got {gains!r}"
+        ) from None
     out: dict[int, float] = {}
     for pair in pairs:
         if len(pair) != 2:
-            raise ValueError(f"{owner}: gains must map grades to gains, e.g. {{1:1,2:3}}, "
-                             f"got {gains!r}")
+            raise ValueError(
+                f"{owner}: gains must map grades to gains, e.g. {{1:1,2:3}}, got {gains!r}"
+            )
         grade, gain = pair
         if isinstance(grade, bool) or not isinstance(grade, (int, np.integer)) or grade < 0:
             raise ValueError(f"{owner}: gains keys must be integer grades >= 0, got {grade!r}")
-        if isinstance(gain, bool) or not isinstance(gain, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(gain) or gain < 0 or (upper is not None and gain > upper):
-            limit = f"[0, {upper:g}]" if upper is not None else ">= 0"
-            raise ValueError(f"{owner}: gains values must be finite numbers {limit}, "
-                             f"got {gain!r} for grade {grade}")
+        if (
+            isinstance(gain, bool)
+            or not isinstance(gain, (int, float, np.integer, np.floating))
+            or not math.isfinite(gain)
+            or gain < 0
+            or gain > upper
+        ):
+            limit = f"[0, {upper:g}]"
+            raise ValueError(
+                f"{owner}: gains values must be finite numbers {limit}, "
+                f"got {gain!r} for grade {grade}"
+            )
         if int(grade) in out:
             raise ValueError(f"{owner}: gains gives grade {grade} twice")
         out[int(grade)] = float(gain)
@@ -100,8 +115,9 @@ def positive_at(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return positive[codes.astype(np.intp) + 2]
 
 
-def ideal_per_rank(grade_counts: np.ndarray, table: np.ndarray, depth: int,
-                   grades: np.ndarray | None = None) -> np.ndarray:
+def ideal_per_rank(
+    grade_counts: np.ndarray, table: np.ndarray, depth: int, grades: np.ndarray | None = None
+) -> np.ndarray:
     """(T, depth) value of ``table`` at each rank of every topic's ideal list.
 
     The ideal list holds the judged documents of the given ``grades`` (default: every grade
@@ -119,7 +135,7 @@ def ideal_per_rank(grade_counts: np.ndarray, table: np.ndarray, depth: int,
     r = np.arange(depth)[None, :]
     out = np.zeros((grade_counts.shape[0], depth), dtype=np.float64)
     for b, grade in enumerate(order):
-        block = (r >= starts[:, b:b + 1]) & (r < ends[:, b:b + 1])
+        block = (r >= starts[:, b : b + 1]) & (r < ends[:, b : b + 1])
         out[block] = table[grade]
     return out
 
@@ -131,8 +147,9 @@ def ideal_depth(tensor: EvalTensor, cutoff: int | None) -> int:
     return max(longest if cutoff is None else min(cutoff, longest), 1)
 
 
-def ideal_dcg(grade_counts: np.ndarray, gains: np.ndarray, discount: np.ndarray,
-              cutoff: int | None) -> np.ndarray:
+def ideal_dcg(
+    grade_counts: np.ndarray, gains: np.ndarray, discount: np.ndarray, cutoff: int | None
+) -> np.ndarray:
     """DCG of the ideal ranking of every topic, from its counts of judged documents per grade.
 
     The ideal list holds every judged document with a positive gain, highest gain first
@@ -225,22 +242,34 @@ class nDCG(GainMeasure):
     name = "nDCG"
     cutoff_field = "cutoff"
     recall_normalised = True
-    formula = ("nDCG@k = sum_{r<=k} g(r) w(r) / ideal; w(r) = 1/log2(r+1) (log2), or 1 for "
-               "r <= b and 1/log_b(r) beyond (jk); g = grade (linear), 2^grade-1 (exp) or gains")
-    reference = ("Jarvelin & Kekalainen, 'Cumulated gain-based evaluation of IR techniques', "
-                 "ACM TOIS 2002; Burges et al., ICML 2005; trec_eval ndcg")
+    formula = (
+        "nDCG@k = sum_{r<=k} g(r) w(r) / ideal; w(r) = 1/log2(r+1) (log2), or 1 for "
+        "r <= b and 1/log_b(r) beyond (jk); g = grade (linear), 2^grade-1 (exp) or gains"
+    )
+    reference = (
+        "Jarvelin & Kekalainen, 'Cumulated gain-based evaluation of IR techniques', "
+        "ACM TOIS 2002; Burges et al., ICML 2005; trec_eval ndcg"
+    )
 
     def _validate(self) -> None:
         super()._validate()
         if self.discount not in DISCOUNTS:
-            raise ValueError(f"{self.name}: discount must be one of {DISCOUNTS}, got {self.discount!r}")
-        if isinstance(self.base, bool) or not isinstance(self.base, (int, float)) \
-                or not math.isfinite(self.base) or self.base <= 1:
+            raise ValueError(
+                f"{self.name}: discount must be one of {DISCOUNTS}, got {self.discount!r}"
+            )
+        if (
+            isinstance(self.base, bool)
+            or not isinstance(self.base, (int, float))
+            or not math.isfinite(self.base)
+            or self.base <= 1
+        ):
             raise ValueError(f"{self.name}: base must be a number > 1, got {self.base!r}")
         object.__setattr__(self, "base", float(self.base))
         if self.discount == "log2" and self.base != 2.0:
-            raise ValueError(f"{self.name}: base applies to discount=jk only; "
-                             f"write {self.name}(discount=jk,base={self.base:g})")
+            raise ValueError(
+                f"{self.name}: base applies to discount=jk only; "
+                f"write {self.name}(discount=jk,base={self.base:g})"
+            )
 
     def weights(self, depth: int) -> np.ndarray:
         """Discount weight w(r) of ranks 1..depth."""
@@ -274,15 +303,17 @@ class nCG(GainMeasure):
     cutoff_field = "cutoff"
     recall_normalised = True
     formula = "nCG@k = sum_{r<=k} g(r) / sum_{r<=k} g*(r)"
-    reference = ("Jarvelin & Kekalainen, 'Cumulated gain-based evaluation of IR techniques', "
-                 "ACM TOIS 2002")
+    reference = (
+        "Jarvelin & Kekalainen, 'Cumulated gain-based evaluation of IR techniques', ACM TOIS 2002"
+    )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         codes = top(tensor, self.cutoff)
         gains = self.gain_values(tensor.n_grades)
         cg = per_rank(gains, codes).sum(axis=2)
-        ideal = ideal_dcg(tensor.grade_counts, gains, np.ones(ideal_depth(tensor, self.cutoff)),
-                          self.cutoff)
+        ideal = ideal_dcg(
+            tensor.grade_counts, gains, np.ones(ideal_depth(tensor, self.cutoff)), self.cutoff
+        )
         return safe_divide(cg, ideal[None, :])
 
 
@@ -331,22 +362,30 @@ class Q(GainMeasure, BinaryMeasure):
     cutoff_field = "cutoff"
     recall_normalised = True
     formula = "Q = (1/R) sum_{r: rel(r)} (C(r) + beta CG(r)) / (r + beta CG*(r))"
-    reference = ("Sakai, 'On the reliability of information retrieval metrics based on graded "
-                 "relevance', IP&M 2007; NTCIREVAL")
+    reference = (
+        "Sakai, 'On the reliability of information retrieval metrics based on graded "
+        "relevance', IP&M 2007; NTCIREVAL"
+    )
 
     def _validate(self) -> None:
         BinaryMeasure._validate(self)
         GainMeasure._validate(self)
-        if isinstance(self.beta, bool) or not isinstance(self.beta, (int, float)) \
-                or not math.isfinite(self.beta) or self.beta < 0:
-            raise ValueError(f"{self.name}: beta must be a finite number >= 0, got {self.beta!r}")
+        if (
+            isinstance(self.beta, bool)
+            or not isinstance(self.beta, (int, float))
+            or not 0 <= self.beta <= MAX_PARAMETER
+        ):
+            raise ValueError(
+                f"{self.name}: beta must be a finite number in [0, "
+                f"{MAX_PARAMETER:g}], got {self.beta!r}"
+            )
         object.__setattr__(self, "beta", float(self.beta))
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         codes = top(tensor, self.cutoff)
         depth = codes.shape[2]
         gains = self.gain_values(tensor.n_grades)
-        gains[:self.rel] = 0.0
+        gains[: self.rel] = 0.0
         # Only relevant ranks add a term, and only they have a gain: C(r) and CG(r) at those
         # ranks are cumulative sums over the relevant ranks alone.
         hits = RankedHits(codes, codes >= self.rel)
@@ -385,8 +424,11 @@ class RBP(Measure):
     p : float
         Persistence, 0 < p < 1 (default 0.8, as MATTERS; the paper uses 0.5, 0.8, 0.95; trec_eval
         0.9; NTCIREVAL 0.95).
-    gains : mapping grade -> gain in [0, 1], optional
-        Overrides grade / c for the grades it names.
+    gains : mapping grade -> gain, optional
+        Raw gains, as for nDCG and Q: ``gains={1:1,2:3}`` (grades it does not name keep
+        gain = grade). They are divided by the highest gain of the qrels' grades, so that the
+        top grade has gain 1 (Moffat & Zobel 2008; Sakai & Kando 2008 normalise by the
+        highest gain, 3).
     cutoff : int, optional
         Evaluate the first k documents only.
     """
@@ -396,24 +438,27 @@ class RBP(Measure):
     gains: GainsMap | None = None
     name = "RBP"
     cutoff_field = "cutoff"
-    formula = "RBP = (1-p) sum_r g(r) p^(r-1), g = grade / max grade"
-    reference = ("Moffat & Zobel, 'Rank-biased precision for measurement of retrieval "
-                 "effectiveness', ACM TOIS 2008")
+    formula = "RBP = (1-p) sum_r g(r) p^(r-1), g = gain / highest gain (default: grade / c)"
+    reference = (
+        "Moffat & Zobel, 'Rank-biased precision for measurement of retrieval "
+        "effectiveness', ACM TOIS 2008"
+    )
 
     def _validate(self) -> None:
         object.__setattr__(self, "p", _check_p(self.name, self.p))
-        object.__setattr__(self, "gains", normalise_gains(self.name, self.gains, upper=1.0))
+        object.__setattr__(self, "gains", normalise_gains(self.name, self.gains))
 
     def gain_values(self, n_grades: int) -> np.ndarray:
-        """Gain of grades 0 .. n_grades-1: grade / c (c = highest grade), or ``gains``."""
-        table = np.arange(n_grades, dtype=np.float64) / max(n_grades - 1, 1)
-        return _override(table, self.gains)
+        """Gain of grades 0 .. n_grades-1, divided by the highest: grade / c by default."""
+        table = _override(np.arange(n_grades, dtype=np.float64), self.gains)
+        top_gain = table.max(initial=0.0)
+        return table / top_gain if top_gain > 0 else table
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         codes = top(tensor, self.cutoff)
         gains = self.gain_values(tensor.n_grades)
         hits = RankedHits(codes, positive_at(gains, codes))
-        return hits.total((1.0 - self.p) * gains[hits.grade] * self.p ** hits.rank0)
+        return hits.total((1.0 - self.p) * gains[hits.grade] * self.p**hits.rank0)
 
 
 def _override(table: np.ndarray, gains: GainsMap | None) -> np.ndarray:
@@ -430,8 +475,8 @@ class RBP_resid(Measure):
 
     resid = p^d + (1 - p) sum_{r<=d, r unjudged} p^(r-1), d = the list length (or the cutoff
     when the list is longer): the unseen tail beyond the list plus every unjudged or unpooled
-    rank inside it. Nothing judged at depth 10 gives p^10 (METHODS.md O8). Unlike trec_eval's
-    ``rbp_resid``, a list with no unjudged document still has the tail p^d.
+    rank inside it. Nothing judged at depth 10 gives p^10 (docs/methods.md §8, O8). Unlike
+    trec_eval's ``rbp_resid``, a list with no unjudged document still has the tail p^d.
     """
 
     cutoff: int | None = None
@@ -439,8 +484,10 @@ class RBP_resid(Measure):
     name = "RBP_resid"
     cutoff_field = "cutoff"
     formula = "resid = p^d + (1-p) sum_{r<=d, unjudged(r)} p^(r-1)"
-    reference = ("Moffat & Zobel, 'Rank-biased precision for measurement of retrieval "
-                 "effectiveness', ACM TOIS 2008; Webber rbp_eval")
+    reference = (
+        "Moffat & Zobel, 'Rank-biased precision for measurement of retrieval "
+        "effectiveness', ACM TOIS 2008; Webber rbp_eval"
+    )
 
     def _validate(self) -> None:
         object.__setattr__(self, "p", _check_p(self.name, self.p))
@@ -451,7 +498,7 @@ class RBP_resid(Measure):
         # of p^(r-1), since all weights of ranks 1..d plus p^d add up to 1. Judged ranks are
         # few, and they are always inside the list.
         hits = RankedHits(codes, codes >= 0)
-        judged = hits.total((1.0 - self.p) * self.p ** hits.rank0)
+        judged = hits.total((1.0 - self.p) * self.p**hits.rank0)
         return 1.0 - judged
 
 
@@ -509,8 +556,10 @@ class ERR(_Cascade):
 
     name = "ERR"
     formula = "ERR = sum_r (1/r) R_r prod_{i<r} (1 - R_i), R = (2^g - 1)/2^gmax"
-    reference = ("Chapelle, Metzler, Zhang & Grinspan, 'Expected reciprocal rank for graded "
-                 "relevance', CIKM 2009")
+    reference = (
+        "Chapelle, Metzler, Zhang & Grinspan, 'Expected reciprocal rank for graded "
+        "relevance', CIKM 2009"
+    )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         return _err_sparse(top(tensor, self.cutoff), self.stop_probabilities(tensor.n_grades))
@@ -529,8 +578,10 @@ class nERR(_Cascade):
     name = "nERR"
     recall_normalised = True
     formula = "nERR@k = ERR@k / ERR*@k"
-    reference = ("Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; Sakai & Song, 'Evaluating "
-                 "diversified search results using per-intent graded relevance', SIGIR 2011")
+    reference = (
+        "Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; Sakai & Song, 'Evaluating "
+        "diversified search results using per-intent graded relevance', SIGIR 2011"
+    )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         codes = top(tensor, self.cutoff)
@@ -557,17 +608,24 @@ class _ThresholdMeasure(Measure):
         try:
             values = tuple(g)
         except TypeError:
-            raise ValueError(f"{self.name}: g must be a tuple of probabilities, e.g. "
-                             f"g=(0.1,0.9), got {self.g!r}") from None
+            raise ValueError(
+                f"{self.name}: g must be a tuple of probabilities, e.g. g=(0.1,0.9), got {self.g!r}"
+            ) from None
         if not values:
             raise ValueError(f"{self.name}: g is empty; omit it for the uniform default")
         for v in values:
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
-                    or not math.isfinite(v) or v < 0:
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float, np.integer, np.floating))
+                or not math.isfinite(v)
+                or v < 0
+            ):
                 raise ValueError(f"{self.name}: g must hold non-negative numbers, got {self.g!r}")
         if abs(math.fsum(values) - 1.0) > 1e-9:
-            raise ValueError(f"{self.name}: g must sum to 1 (it is the probability of each "
-                             f"threshold grade 1..c), got {self.g!r} summing to {math.fsum(values):g}")
+            raise ValueError(
+                f"{self.name}: g must sum to 1 (it is the probability of each "
+                f"threshold grade 1..c), got {self.g!r} summing to {math.fsum(values):g}"
+            )
         object.__setattr__(self, "g", tuple(float(v) for v in values))
 
     def thresholds(self, n_grades: int) -> np.ndarray:
@@ -584,8 +642,10 @@ class _ThresholdMeasure(Measure):
                 return np.zeros(1)
             return np.concatenate([[0.0], np.full(c, 1.0 / c)])
         if len(self.g) < c:
-            raise ValueError(f"{self}: g has {len(self.g)} threshold probabilities but the qrels "
-                             f"have grades 1..{c}; give one probability per grade")
+            raise ValueError(
+                f"{self}: g has {len(self.g)} threshold probabilities but the qrels "
+                f"have grades 1..{c}; give one probability per grade"
+            )
         return np.concatenate([[0.0], np.asarray(self.g, dtype=np.float64)])
 
     def _per_grade(self, tensor: EvalTensor):
@@ -600,6 +660,7 @@ class _ThresholdMeasure(Measure):
             at = hits.grade >= j
             per_grade.append((j, g[j], at, hits.cumsum(at.astype(np.int64))))
         return g, hits, per_grade
+
 
 @register(aliases=("gap",))
 @dataclass(frozen=True, kw_only=True)
@@ -627,8 +688,10 @@ class GAP(_ThresholdMeasure):
 
     name = "GAP"
     formula = "GAP = sum_{n: i_n>0} (1/n) sum_{m<=n} G(min(i_m,i_n)) / sum_j R_j G(j)"
-    reference = ("Robertson, Kanoulas & Yilmaz, 'Extending average precision to graded "
-                 "relevance judgments', SIGIR 2010")
+    reference = (
+        "Robertson, Kanoulas & Yilmaz, 'Extending average precision to graded "
+        "relevance judgments', SIGIR 2010"
+    )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         _, hits, per_grade = self._per_grade(tensor)
@@ -653,8 +716,10 @@ class eGAP(_ThresholdMeasure):
 
     name = "eGAP"
     formula = "eGAP = sum_{j: R^(j)>0} g_j AP_j"
-    reference = ("Ferrante, Ferro & Maistro, 'Rethinking how to extend average precision to "
-                 "graded relevance', CLEF 2014")
+    reference = (
+        "Ferrante, Ferro & Maistro, 'Rethinking how to extend average precision to "
+        "graded relevance', CLEF 2014"
+    )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         _, hits, per_grade = self._per_grade(tensor)
@@ -684,15 +749,17 @@ class xGAP(_ThresholdMeasure):
 
     name = "xGAP"
     formula = "xGAP = sum_{n: i_n>J} (1/n) (A(i_n)/G(i_n)) sum_{m<=n} G(min(i_m,i_n))"
-    reference = ("Ferrante, Ferro & Maistro, 'Rethinking how to extend average precision to "
-                 "graded relevance', CLEF 2014")
+    reference = (
+        "Ferrante, Ferro & Maistro, 'Rethinking how to extend average precision to "
+        "graded relevance', CLEF 2014"
+    )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         g, hits, per_grade = self._per_grade(tensor)
         top_grade = len(g) - 1
         # sum_{m<=n} G(min(i_m, i_n)) = sum_{j <= i_n} g_j C_j(n).
         inner = np.zeros(len(hits.rank))
-        for j, g_j, at, count in per_grade:
+        for _j, g_j, at, count in per_grade:
             inner += g_j * np.where(at, count, 0)
         # factor[t, k] = A(k) / G(k) for a document of grade k; 0 where G(k) = 0 (k <= J).
         big_g = np.cumsum(g)
@@ -704,6 +771,22 @@ class xGAP(_ThresholdMeasure):
         return hits.total(per_doc * inner / hits.rank)
 
 
-__all__ = ["nDCG", "nCG", "Q", "RBP", "RBP_resid", "ERR", "nERR", "GAP", "xGAP", "eGAP",
-           "GainMeasure", "gain_table", "ideal_dcg", "ideal_per_rank", "normalise_gains",
-           "jk_discount", "per_rank"]
+__all__ = [
+    "nDCG",
+    "nCG",
+    "Q",
+    "RBP",
+    "RBP_resid",
+    "ERR",
+    "nERR",
+    "GAP",
+    "xGAP",
+    "eGAP",
+    "GainMeasure",
+    "gain_table",
+    "ideal_dcg",
+    "ideal_per_rank",
+    "normalise_gains",
+    "jk_discount",
+    "per_rank",
+]

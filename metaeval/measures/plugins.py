@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import re
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -20,7 +22,10 @@ def load_plugin(path: str | Path) -> None:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"plugin file {path} does not exist")
-    name = f"metaeval_plugin_{path.stem}_{abs(hash(str(path.resolve())))}"
+    # The same file gets the same module name in every process (hash() is salted per
+    # process), so worker processes that load it agree on its classes.
+    digest = hashlib.blake2b(str(path.resolve()).encode(), digest_size=6).hexdigest()
+    name = f"metaeval_plugin_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{digest}"
     if name in sys.modules:
         return
     spec = importlib.util.spec_from_file_location(name, path)

@@ -1,8 +1,8 @@
 """Null worlds for calibration tests: score matrices where every system is the same system.
 
-Until the simulators package offers a ``null`` preset, this makes (S systems x T topics)
-per-topic score matrices in which the systems are exchangeable (identically distributed and
-independent given the topic), so any significance test run on them should reject at rate alpha.
+This makes (S systems x T topics) per-topic score matrices in which the systems are
+exchangeable (identically distributed and independent given the topic), so any significance
+test run on them should reject at rate alpha.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Literal
 
 import numpy as np
 
-from .discrimination import _as_generator
+from metaeval._validation import as_generator, check_int
 
 __all__ = ["null_scores"]
 
@@ -44,13 +44,11 @@ def null_scores(
     -------
     numpy.ndarray, shape (n_systems, n_topics)
     """
-    if isinstance(n_systems, bool) or not isinstance(n_systems, (int, np.integer)) or n_systems < 1:
-        raise ValueError(f"n_systems must be a positive integer, got {n_systems!r}")
-    if isinstance(n_topics, bool) or not isinstance(n_topics, (int, np.integer)) or n_topics < 1:
-        raise ValueError(f"n_topics must be a positive integer, got {n_topics!r}")
+    n_systems = check_int("n_systems", n_systems, min=1)
+    n_topics = check_int("n_topics", n_topics, min=1)
     if distribution not in ("normal", "beta"):
         raise ValueError(f"distribution must be 'normal' or 'beta', got {distribution!r}")
-    gen = _as_generator(rng)
+    gen = as_generator(rng)
     mu = np.clip(gen.uniform(0.2, 0.8, n_topics) + gen.normal(0.0, topic_sd, n_topics), 0.05, 0.95)
     if distribution == "normal":
         x = mu[None, :] + gen.normal(0.0, noise_sd, (n_systems, n_topics))

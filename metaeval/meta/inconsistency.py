@@ -4,8 +4,9 @@ Given per-topic scores of the *same* systems under the full judgments and under 
 judgments (a shallower pool, a sample of the qrels), run the same significance test on every
 pair under each, and count how many of the pairs found significant with the reduced judgments
 are not significant with the full ones ("absent") or significant the other way round
-("reversed"). This is the analysis of seed 004's Table 5, in the style of Sakai's studies of
-metric robustness to incomplete judgments (Sakai, SIGIR 2007; Sakai & Kando, IRJ 2008).
+("reversed"). This is the analysis of Table 5 of Sakai & Kando (2008), "On information
+retrieval metrics designed for evaluation with incomplete relevance assessments", Information
+Retrieval 11(5), 447-470 (see also Sakai, SIGIR 2007).
 """
 
 from __future__ import annotations
@@ -16,13 +17,10 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .discrimination import (
-    DiscriminativePowerResult,
-    _as_generator,
-    _check_alpha,
-    _score_matrix,
-    discriminative_power,
-)
+from metaeval._validation import check_alpha
+from metaeval.meta._resampling import resamples as draw_resamples
+from metaeval.meta._resampling import score_matrix
+from metaeval.meta.discrimination import DiscriminativePowerResult, discriminative_power
 
 __all__ = ["InconsistencyResult", "significance_inconsistency"]
 
@@ -64,18 +62,26 @@ class InconsistencyResult:
     full: DiscriminativePowerResult
     reduced: DiscriminativePowerResult
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per pair of systems (a copy of :attr:`pairs`)."""
+        return self.pairs.copy()
+
     @property
     def inconsistent(self) -> int:
         """Reduced-significant pairs that the full judgments do not confirm (absent + reversed)."""
         return self.n_absent + self.n_reversed
 
 
-def _align(full_scores, reduced_scores, systems):
+def _align(full_scores, reduced_scores, systems, topics=None, runs=None):
     """Return the two (S x T) matrices on the same system order, validating that they match."""
-    Xf, nf, tf = _score_matrix(full_scores, name="full_scores", systems=systems)
-    Xr, nr, tr = _score_matrix(reduced_scores, name="reduced_scores", systems=systems)
     if isinstance(full_scores, pd.DataFrame) != isinstance(reduced_scores, pd.DataFrame):
         raise TypeError("full_scores and reduced_scores must both be arrays or both be DataFrames")
+    Xf, nf, tf = score_matrix(
+        full_scores, name="full_scores", systems=systems, topics=topics, runs=runs
+    )
+    Xr, nr, tr = score_matrix(
+        reduced_scores, name="reduced_scores", systems=systems, topics=topics, runs=runs
+    )
     if set(nf) != set(nr):
         raise ValueError(
             "full_scores and reduced_scores must hold the same systems; "
@@ -86,7 +92,8 @@ def _align(full_scores, reduced_scores, systems):
         raise ValueError("full_scores and reduced_scores must cover the same topics")
     if Xf.shape != Xr.shape:
         raise ValueError(
-            f"full_scores and reduced_scores must have the same shape, got {Xf.shape} and {Xr.shape}"
+            "full_scores and reduced_scores must have the same shape, got "
+            f"{Xf.shape} and {Xr.shape}"
         )
     order = [nr.index(s) for s in nf]
     Xr = Xr[order]
@@ -104,13 +111,21 @@ def significance_inconsistency(
     B: int | None = None,
     rng=None,
     systems=None,
+    resamples=None,
+    topics=None,
+    runs=None,
 ) -> InconsistencyResult:
     """Significant pairs under full and reduced judgments, and how they disagree.
 
     Runs :func:`~metaeval.meta.discrimination.discriminative_power` (Sakai's paired bootstrap
-    or the randomised Tukey HSD) on both score matrices with **the same random samples**: one
-    seed is drawn from ``rng`` and used for both runs, so the two conclusions differ only
-    through the judgments (common random numbers), not through resampling noise.
+    or the randomised Tukey HSD) on both score matrices with **the same resamples**, so the two
+    conclusions differ only through the judgments (common random numbers), not through
+    resampling noise.
+
+    Either side may be a :class:`~metaeval.meta.DiscriminativePowerResult` computed earlier
+    with shared resamples: it is reused, not recomputed (a robustness study tests the full
+    judgments once and compares every reduced judgment set with that one result). ``method``,
+    ``alpha`` and the resamples then come from it.
 
     A pair significant under the reduced judgments is
 
@@ -122,27 +137,76 @@ def significance_inconsistency(
 
     Parameters
     ----------
-    full_scores, reduced_scores : array_like (S, T) or pandas.DataFrame
+    full_scores, reduced_scores : array_like (S, T), pandas.DataFrame or DiscriminativePowerResult
         Per-topic scores of the same systems on the same topics (tidy frames are matched by
-        run and topic names; arrays by row and column order).
+        run and topic names; arrays by row and column order), or results.
     method : {"bootstrap", "tukey"}
     alpha : float
     B : int, optional
         Default 1000 (bootstrap) or 5000 (tukey).
-    rng : numpy.random.Generator, int or None
+    rng : None, int, SeedSequence or Generator
+        Draws the shared resamples when neither ``resamples`` nor a result gives them.
     systems : sequence, optional
         Names of the rows of array inputs.
+    resamples : Resamples, optional
+        Resamples drawn beforehand by :func:`~metaeval.meta.resamples`.
+    topics, runs : selection, optional
+        For tidy frames: only these topics and runs.
 
     Returns
     -------
     InconsistencyResult
     """
-    alpha = _check_alpha(alpha)
-    gen = _as_generator(rng)
-    Xf, Xr, names = _align(full_scores, reduced_scores, systems)
-    seed = int(gen.integers(0, 2**63 - 1))
-    full = discriminative_power(Xf, method=method, B=B, alpha=alpha, rng=np.random.default_rng(seed), systems=names)
-    red = discriminative_power(Xr, method=method, B=B, alpha=alpha, rng=np.random.default_rng(seed), systems=names)
+    given = [r for r in (full_scores, reduced_scores) if isinstance(r, DiscriminativePowerResult)]
+    if given:
+        first = given[0]
+        if resamples is not None and resamples is not first.resamples:
+            raise ValueError(
+                "resamples differ from those of the result given: a result keeps its own resamples"
+            )
+        method, alpha, resamples = first.method, first.alpha, first.resamples
+        for r in given[1:]:
+            if r.resamples is not resamples or r.alpha != alpha:
+                raise ValueError("the two results must share their resamples and alpha")
+    alpha = check_alpha(alpha)
+
+    def test(side):
+        if isinstance(side, DiscriminativePowerResult):
+            return side
+        return discriminative_power(
+            side,
+            method=method,
+            alpha=alpha,
+            resamples=resamples,
+            systems=systems,
+            topics=topics,
+            runs=runs,
+        )
+
+    if not given:
+        Xf, Xr, names = _align(full_scores, reduced_scores, systems, topics, runs)
+        if resamples is None:
+            resamples = draw_resamples(
+                method, n_topics=Xf.shape[1], n_systems=Xf.shape[0], B=B, rng=rng
+            )
+        full = discriminative_power(
+            Xf, method=method, alpha=alpha, resamples=resamples, systems=names
+        )
+        red = discriminative_power(
+            Xr, method=method, alpha=alpha, resamples=resamples, systems=names
+        )
+    else:
+        full, red = test(full_scores), test(reduced_scores)
+        if full.systems != red.systems:
+            raise ValueError(
+                "full and reduced results must hold the same systems in the same order"
+            )
+    return _compare(full, red)
+
+
+def _compare(
+    full: DiscriminativePowerResult, red: DiscriminativePowerResult
+) -> InconsistencyResult:
     pf, pr = full.pairs, red.pairs
     sf = pf["significant"].to_numpy()
     sr = pr["significant"].to_numpy()

@@ -8,8 +8,8 @@ the maximum-entropy distribution of relevance over the ranks consistent with it
 implies, and compare it with the list's actual curve.  A smaller RMS error means a more
 informative measure.
 
-Conventions (METHODS.md sections 0 and 3)
------------------------------------------
+Conventions (docs/methods.md §0 and §3)
+---------------------------------------
 * The sum constraint is the number of relevant documents the list retrieved (per grade for
   graded measures); ``R`` (per grade ``R_j``) is the topic's number of judged relevant
   documents.  Unjudged documents count as non-relevant.
@@ -18,29 +18,39 @@ Conventions (METHODS.md sections 0 and 3)
   ``"interpolated"`` is the RMS over the 11 TREC interpolated-precision points (Aslam et al.
   2005).  Both are always computed; ``error`` picks the one in the ``rms`` column.
 * Binary measures (AP, P@k, R-prec, RR) infer a binary distribution at their relevance level
-  and are scored at that one threshold.  Graded measures (nDCG, GAP) infer a distribution
-  over grades and are scored at every threshold ``grade >= j``, ``j = 1..G`` (one row each).
-* List selection as in Robertson et al. 2010: topics with at least ``min_relevant`` judged
-  documents at every threshold ``1..G`` of the qrels, all lists of those topics (so every
-  measure is judged on the same lists).  A list that retrieved no document at a threshold
-  has no recall points there: its ``rms_recall_points`` is NaN and it is left out of that
-  mean (the count is reported).
+  and are scored at that one threshold.  Graded measures (nDCG on graded qrels, GAP) infer a
+  distribution over grades and are scored at every threshold ``grade >= j``, ``j = 1..G``
+  (one row each).  The measure-to-expectation map is
+  :func:`metaeval.meta.maxent.expectation_for`.
+* List selection (``select``):
+
+  - ``"lists"`` (default), as Aslam et al. 2005 and Robertson et al. 2010 select ranked lists:
+    a (run, topic) list is scored at threshold ``j`` when it retrieved at least
+    ``min_relevant`` documents of grade ``>= j``.  A graded measure is solved once for every
+    list that counts at some threshold and reported at the thresholds where it counts, so
+    at each threshold every measure is judged on the same lists.
+  - ``"topics"``: topics with at least ``min_relevant`` judged documents at every threshold
+    ``1..G`` of the qrels, all lists of those topics, whatever they retrieved.  A list that
+    retrieved no document at a threshold has no recall points there: its
+    ``rms_recall_points`` is NaN and it is left out of that mean (the count is reported).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from metaeval._validation import check_choice, check_int, check_real
+from metaeval._warnings import warn
 from metaeval.meta.maxent import (
     Expectation,
     GradedAP,
-    GradedNDCG,
     MaxEntConvergenceWarning,
     expectation_for,
     maxent_distribution,
@@ -49,88 +59,93 @@ from metaeval.meta.maxent import (
     threshold_probabilities,
 )
 
-__all__ = ["InformativenessResult", "informativeness", "informativeness_tensor", "measure_expectation"]
+__all__ = [
+    "InformativenessResult",
+    "informativeness",
+    "informativeness_tensor",
+    "measure_expectation",
+    "example_pr_curves",
+]
 
 ERRORS = ("recall_points", "interpolated")
 COUNTS = ("retrieved", "relevant")
+SELECTIONS = ("lists", "topics")
 
 
-@dataclass
+@dataclass(frozen=True)
 class InformativenessResult:
     """Output of :func:`informativeness`.
 
     Attributes
     ----------
     lists : DataFrame
-        One row per run, topic, measure and threshold: ``run, topic, measure, threshold,
-        value, n_relevant, n_retrieved_relevant, rms, rms_recall_points, rms_interpolated,
-        converged, boundary, entropy`` and, for every measure named in ``infer``,
-        ``inferred_<name>`` (its expectation under the max-ent distribution) and
-        ``actual_<name>`` (its value on the list at that threshold).
+        The raw material: one row per run, topic, measure and threshold at which the list was
+        selected: ``run, topic, measure, threshold, value, n_relevant, n_retrieved_relevant,
+        converged, feasible, boundary, entropy, rms_recall_points, rms_interpolated`` and, for
+        every measure named in ``infer``, ``inferred_<name>`` (its expectation under the
+        max-ent distribution) and ``actual_<name>`` (its value on the list at that
+        threshold), then ``rms``.
     summary : DataFrame
         One row per measure and threshold: ``n_lists``, ``n_scored`` (lists with a finite
         ``rms``), ``rms`` (mean), ``rms_recall_points``, ``rms_interpolated`` (means),
-        ``not_converged``, ``infeasible`` and ``rmse_<name>``, the RMS error of every inferred
-        measure against its actual value.
+        ``not_converged`` (lists whose solve did not converge, the infeasible ones
+        included), ``infeasible`` (lists whose value cannot be reached with their counts,
+        e.g. under ``count="relevant"``, or that have no relevant document at all) and
+        ``rmse_<name>``, the RMS error of every inferred measure against its actual value.
     error : str
         Which error the ``rms`` columns hold.
+    select : str
+        The list selection rule, ``"lists"`` or ``"topics"``.
+    min_relevant : int
+        Its threshold.
+    count : str
+        The sum constraint, ``"retrieved"`` or ``"relevant"``.
     """
 
     lists: pd.DataFrame
     summary: pd.DataFrame
     error: str
+    select: str = "lists"
+    min_relevant: int = 5
+    count: str = "retrieved"
+
+    def to_frame(self, what: str = "summary") -> pd.DataFrame:
+        """A copy of the tidy table: ``"summary"`` (one row per measure and threshold,
+        default) or ``"lists"`` (one row per list, measure and threshold)."""
+        check_choice("what", what, ("summary", "lists"))
+        return (self.summary if what == "summary" else self.lists).copy()
 
 
-def measure_expectation(measure: Any, n_grades: int, rel: int = 1) -> tuple[Expectation, int | None, Any]:
+def measure_expectation(
+    measure: Any, n_grades: int, rel: int = 1
+) -> tuple[Expectation, int | None, Any]:
     """The expectation of a metaeval measure, the threshold it is scored at, and the measure.
 
-    Returns ``(expectation, threshold, measure)``; ``threshold`` is the relevance level of a
-    binary measure and ``None`` for a graded one.  ``rel`` replaces a binary measure's default
-    relevance level 1 (a level given in the name, ``AP(rel=2)``, is kept).
+    A thin layer over :func:`metaeval.meta.maxent.expectation_for`, the one map from measures
+    to expectations: it parses ``measure``, gives a binary measure that does not set its
+    relevance level the level ``rel`` (``AP`` with ``rel=2`` is ``AP(rel=2)``; the level is
+    1 by default, so ``AP(rel=1)`` written out is read the same way), and returns
+    ``(expectation_for(m, n_grades), threshold, m)``.  ``threshold`` is the relevance level
+    of a binary expectation and ``None`` for a graded one.
 
     Raises
     ------
     ValueError
-        For a measure without an expectation (e.g. bpref, ERR) or a condensed variant.
+        For a measure without an expectation (e.g. bpref, ERR), a condensed variant, or a
+        relevance level above the highest grade.
     """
     from metaeval.measures import parse_measure
-    from metaeval.measures.binary import AP, RR, BinaryMeasure, P, Rprec
-    from metaeval.measures.graded import GAP, nDCG
+    from metaeval.measures.binary import BinaryMeasure
 
     m = parse_measure(measure)
-    if getattr(m, "judged_only", False):
-        raise ValueError(f"{m}: condensed-list measures have no max-ent expectation here")
-    if hasattr(m, "expectation"):
-        exp = m.expectation()
-        return exp, (None if exp.graded else getattr(m, "rel", rel)), m
-    if isinstance(m, BinaryMeasure) and not isinstance(m, (AP, P, Rprec, RR)):
-        raise ValueError(f"measure {m} has no maximum-entropy expectation; supported: AP, P@k, "
-                         "Rprec, RR, nDCG[@k], GAP, or a measure with an expectation() method")
-    if isinstance(m, BinaryMeasure):
-        if m.rel == 1 and rel != 1:
-            m = dataclasses.replace(m, rel=rel)
-        if isinstance(m, AP):
-            if m.cutoff is not None:
-                raise ValueError(f"{m}: AP with a cutoff has no expectation here")
-            exp = expectation_for("AP")
-        elif isinstance(m, P):
-            exp = expectation_for(f"P@{m.cutoff}")
-        elif isinstance(m, Rprec):
-            exp = expectation_for("Rprec")
-        else:
-            if m.cutoff is not None:
-                raise ValueError(f"{m}: RR with a cutoff has no expectation here")
-            exp = expectation_for("RR")
-        return exp, int(m.rel), m
-    if isinstance(m, nDCG):
-        if m.discount != "log2":
-            raise ValueError(f"{m}: only the trec_eval log2 discount has an expectation here")
-        gains = tuple(float(x) for x in m.gain_values(n_grades))
-        return GradedNDCG(k=m.cutoff, gains=gains), None, m
-    if isinstance(m, GAP):
-        return GradedAP(g=tuple(m.thresholds(n_grades)[1:])), None, m
-    raise ValueError(f"measure {m} has no maximum-entropy expectation; supported: AP, P@k, "
-                     "Rprec, RR, nDCG[@k], GAP, or a measure with an expectation() method")
+    if isinstance(m, BinaryMeasure) and m.rel == 1 and rel != 1:
+        m = dataclasses.replace(m, rel=rel)
+    exp = expectation_for(m, n_grades)
+    if exp.graded:
+        return exp, None, m
+    # a plugin's own expectation may not carry a level: the measure's, else the default
+    threshold = getattr(exp, "rel", None) or getattr(m, "rel", None) or rel
+    return exp, int(threshold), m
 
 
 def informativeness(
@@ -138,15 +153,18 @@ def informativeness(
     qrels: Any,
     measures: Any,
     *,
+    select: str = "lists",
     min_relevant: int = 5,
     rel: int = 1,
     error: str = "recall_points",
     count: str = "retrieved",
-    infer: Sequence[str] = ("AP", "P@10", "Rprec"),
+    infer: Sequence[Any] = ("AP", "P@10", "Rprec"),
     tol: float = 1e-10,
     stationarity_tol: float = 1e-8,
     chunk_size: int = 400,
     depth: int | None = None,
+    topics: Any = None,
+    run_names: Any = None,
 ) -> InformativenessResult:
     """Informativeness of measures on real runs: max-ent reconstruction of every list.
 
@@ -156,24 +174,29 @@ def informativeness(
         As :func:`metaeval.evaluate` accepts.
     qrels : Qrels, path, DataFrame or dict
     measures : str, Measure or list of them
-        Measures with an expectation: ``AP``, ``P@k``, ``Rprec``, ``RR``, ``nDCG[@k]``,
-        ``GAP(g=...)``, or a measure providing ``expectation()``.
+        Measures with an expectation: ``AP``, ``P@k``, ``Rprec``, ``RR``, ``nDCG[@k]`` (any
+        gains, log2 discount), ``GAP(g=...)``, or a measure providing ``expectation()``.
+    select : {"lists", "topics"}
+        Which lists are scored.  ``"lists"`` (default; Aslam et al. 2005, Robertson et al.
+        2010): at each threshold ``j``, the lists that retrieved at least ``min_relevant``
+        documents of grade ``>= j``.  ``"topics"``: every list of the topics with at least
+        ``min_relevant`` judged documents at every threshold ``1..G``.
     min_relevant : int
-        Keep the topics with at least this many judged documents at every relevance
-        threshold ``1..G`` (Robertson et al. 2010 use 5).
+        The selection's minimum number of relevant documents (Robertson et al. 2010 use 5).
     rel : int
-        Relevance level of binary measures that do not give one (TREC DL uses 2).
+        Relevance level of binary measures that do not give one (TREC DL uses 2); at most
+        the highest grade of the qrels.
     error : {"recall_points", "interpolated"}
         The error reported in the ``rms`` column (both are computed).
     count : {"retrieved", "relevant"}
         The sum constraint of the max-ent problem: the number of relevant documents the list
-        retrieved (per grade; project default, METHODS.md section 0) or the topic's number of
+        retrieved (per grade; project default, docs/methods.md §0) or the topic's number of
         relevant documents ``R`` (per grade ``R_j``), the other reading of Aslam et al. 2005.
         With ``"relevant"``, a list shorter than ``R`` cannot meet it and is flagged
-        infeasible (``converged`` False, NaN errors).
-    infer : sequence of str
+        infeasible (``converged`` and ``feasible`` False, NaN errors).
+    infer : sequence of str or Measure
         Binary measures whose values are inferred from each max-ent distribution and compared
-        with their actual values (e.g. P@10 inferred from AP).
+        with their actual values at the row's threshold (e.g. P@10 inferred from AP).
     tol : float
         Solver tolerance on the constraint residuals.
     stationarity_tol : float
@@ -184,6 +207,11 @@ def informativeness(
         Lists solved per vectorised batch (memory ~ chunk_size x depth x grades x 8 bytes x 20).
     depth : int, optional
         Evaluate only the first ``depth`` documents of each list.
+    topics : str, path or list, optional
+        Only these topics of the qrels (``"601-650"``, ``"601-610,612"``, a list of ids or a
+        file of ids; see :func:`metaeval.data.parse_ids`).
+    run_names : str, path or list, optional
+        Only these runs, by name.
 
     Returns
     -------
@@ -196,83 +224,160 @@ def informativeness(
     to graded relevance judgments. SIGIR 2010.
     """
     from metaeval.engine import EvalTensor
-    from metaeval.evaluate import as_qrels, as_runset
+    from metaeval.evaluation import as_qrels, as_runset
+    from metaeval.evaluation import select as select_subset
 
-    tensor = EvalTensor.build(as_runset(runs), as_qrels(qrels), depth=depth)
-    return informativeness_tensor(tensor, measures, min_relevant=min_relevant, rel=rel,
-                                  error=error, count=count, infer=infer, tol=tol,
-                                  stationarity_tol=stationarity_tol, chunk_size=chunk_size)
-
-
-def _check_int(name, value, lo):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
+    runset, judged, excluded = select_subset(
+        as_runset(runs), as_qrels(qrels), topics=topics, run_names=run_names
+    )
+    tensor = EvalTensor.build(runset, judged, depth=depth, excluded_topics=excluded)
+    return informativeness_tensor(
+        tensor,
+        measures,
+        select=select,
+        min_relevant=min_relevant,
+        rel=rel,
+        error=error,
+        count=count,
+        infer=infer,
+        tol=tol,
+        stationarity_tol=stationarity_tol,
+        chunk_size=chunk_size,
+    )
 
 
 def informativeness_tensor(
     tensor: Any,
     measures: Any,
     *,
+    select: str = "lists",
     min_relevant: int = 5,
     rel: int = 1,
     error: str = "recall_points",
     count: str = "retrieved",
-    infer: Sequence[str] = ("AP", "P@10", "Rprec"),
+    infer: Sequence[Any] = ("AP", "P@10", "Rprec"),
     tol: float = 1e-10,
     stationarity_tol: float = 1e-8,
     chunk_size: int = 400,
 ) -> InformativenessResult:
     """:func:`informativeness` on an :class:`~metaeval.engine.EvalTensor`."""
-    from metaeval.evaluate import as_measures
+    from metaeval.evaluation import as_measures
 
-    if error not in ERRORS:
-        raise ValueError(f"error must be one of {ERRORS}, got {error!r}")
-    if count not in COUNTS:
-        raise ValueError(f"count must be one of {COUNTS}, got {count!r}")
-    _check_int("min_relevant", min_relevant, 0)
-    _check_int("rel", rel, 1)
-    _check_int("chunk_size", chunk_size, 1)
-    infer = [str(x) for x in infer]
-    infer_exp = [expectation_for(x) for x in infer]
-    for name, e in zip(infer, infer_exp):
-        if e.graded:
-            raise ValueError(f"infer: {name} is graded; give binary measures (AP, P@k, Rprec, RR)")
-    measures = as_measures(measures)
+    check_choice("error", error, ERRORS)
+    check_choice("count", count, COUNTS)
+    check_choice("select", select, SELECTIONS)
+    min_relevant = check_int("min_relevant", min_relevant, min=0)
+    rel = check_int("rel", rel, min=1)
+    chunk_size = check_int("chunk_size", chunk_size, min=1)
+    tol = check_real("tol", tol, min=0.0, min_open=True)
+    stationarity_tol = check_real("stationarity_tol", stationarity_tol, min=0.0, min_open=True)
     G = tensor.n_grades - 1
     if G < 1:
         raise ValueError("the qrels have no relevant grade (all grades are 0)")
+    if rel > G:
+        raise ValueError(f"rel={rel} is above the highest grade in the qrels ({G})")
+    infer_names, infer_exp = _inferred(infer)
+    plans = [(str(m), *measure_expectation(m, tensor.n_grades, rel)) for m in as_measures(measures)]
 
     counts = tensor.grade_counts  # (T, G+1)
     R_at = np.flip(np.cumsum(np.flip(counts, 1), 1), 1)  # R_at[:, j] = #grade >= j
-    topic_ok = (R_at[:, 1:] >= min_relevant).all(axis=1)
-    lists = tensor.answered & (tensor.lengths > 0) & topic_ok[None, :]
-    s_idx, t_idx = np.nonzero(lists)
-    grades = np.maximum(tensor.codes[s_idx, t_idx], 0).astype(np.int64)  # unjudged -> 0
-    lengths = tensor.lengths[s_idx, t_idx].astype(int)
-    D = tensor.depth
-    runs = np.asarray(tensor.runs, dtype=object)[s_idx]
-    topics = np.asarray(tensor.topics, dtype=object)[t_idx]
+    present = tensor.answered & (tensor.lengths > 0)
+    s_all, t_all = np.nonzero(present)
+    grades = np.maximum(tensor.codes[s_all, t_all], 0).astype(np.int64)  # unjudged -> 0
+    eligible = _eligible(select, grades, R_at[t_all], min_relevant, G)  # (lists, G)
+    lengths = tensor.lengths[s_all, t_all].astype(int)
+    runs = np.asarray(tensor.runs, dtype=object)[s_all]
+    topics = np.asarray(tensor.topics, dtype=object)[t_all]
+    ctx = _Context(
+        grades=grades,
+        lengths=lengths,
+        runs=runs,
+        topics=topics,
+        t_idx=t_all,
+        counts=counts,
+        R_at=R_at,
+        G=G,
+        D=tensor.depth,
+        count=count,
+        infer=infer_names,
+        infer_exp=infer_exp,
+        tol=tol,
+        stol=stationarity_tol,
+        chunk_size=chunk_size,
+    )
 
     frames = []
-    for m in measures:
-        exp, threshold, m_eval = measure_expectation(m, tensor.n_grades, rel)
-        scores = m_eval.compute(tensor)[s_idx, t_idx]
+    for name, exp, threshold, m_eval in plans:
+        scores = m_eval.compute(tensor)[s_all, t_all]
         if not exp.graded:
-            frames.append(_binary_rows(exp, threshold, str(m), scores, grades, lengths, R_at,
-                                       t_idx, runs, topics, infer, infer_exp, tol, stationarity_tol,
-                                       chunk_size, D, count))
+            rows = np.flatnonzero(eligible[:, threshold - 1])
+            frames.append(_binary_rows(ctx, name, exp, threshold, scores, rows))
         else:
-            frames.append(_graded_rows(exp, str(m), scores, grades, lengths, counts, R_at, t_idx,
-                                       runs, topics, infer, infer_exp, tol, stationarity_tol,
-                                       chunk_size, D, G, count))
+            frames.append(_graded_rows(ctx, name, exp, scores, eligible))
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    table["rms"] = table["rms_" + error]
-    return InformativenessResult(lists=table, summary=_summary(table, infer), error=error)
+    if "rms_" + error in table:
+        table["rms"] = table["rms_" + error]
+    return InformativenessResult(
+        lists=table,
+        summary=_summary(table, infer_names),
+        error=error,
+        select=select,
+        min_relevant=min_relevant,
+        count=count,
+    )
 
 
-def _solve_chunks(exp, values, lengths, n_rel, n_ret, tol, stol, chunk_size, D, graded):
+def _inferred(infer) -> tuple[list[str], list[Any]]:
+    """Names (as their parsed measures print) and binary expectations of ``infer``."""
+    from metaeval.measures import Measure, canonical_name
+
+    if isinstance(infer, (str, Measure)):
+        infer = [infer]
+    names, exps = [], []
+    for x in infer:
+        exp = expectation_for(x)
+        name = canonical_name(x) if isinstance(x, (str, Measure)) else str(getattr(exp, "name", x))
+        if exp.graded:
+            raise ValueError(f"infer: {name} is graded; give binary measures (AP, P@k, Rprec, RR)")
+        names.append(name)
+        exps.append(exp)
+    return names, exps
+
+
+def _eligible(select, grades, R_at, min_relevant, G) -> np.ndarray:
+    """(lists, G) bool: the list is scored at threshold j = 1..G."""
+    if select == "topics":
+        topic_ok = (R_at[:, 1:] >= min_relevant).all(axis=1)
+        return np.repeat(topic_ok[:, None], G, axis=1)
+    # retrieved at grade >= j, one threshold at a time (no (lists, depth, G) array)
+    return np.stack([(grades >= j).sum(axis=1) >= min_relevant for j in range(1, G + 1)], axis=1)
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every measure's rows need: the candidate lists and the solver settings."""
+
+    grades: np.ndarray  # (lists, D) grade at each rank, unjudged as 0
+    lengths: np.ndarray
+    runs: np.ndarray
+    topics: np.ndarray
+    t_idx: np.ndarray  # topic index of each list
+    counts: np.ndarray  # (T, G+1) judged documents per grade
+    R_at: np.ndarray  # (T, G+1) judged documents of grade >= j
+    G: int
+    D: int
+    count: str
+    infer: list
+    infer_exp: list
+    tol: float
+    stol: float
+    chunk_size: int
+
+
+def _solve_chunks(ctx, name, exp, values, lengths, n_rel, n_ret, graded):
     """Solve the lists in chunks (bounded memory); pad every p to depth D."""
     B = len(values)
+    D = ctx.D
     G1 = n_rel.shape[-1] + 1 if graded else None
     P = np.zeros((B, D, G1)) if graded else np.zeros((B, D))
     if graded:
@@ -284,77 +389,131 @@ def _solve_chunks(exp, values, lengths, n_rel, n_ret, tol, stol, chunk_size, D, 
     # similar problems converge in similar iteration counts: sort by length then value so
     # that a chunk is not held up by one slow list more than necessary
     order = np.lexsort((values, lengths))
-    for start in range(0, B, chunk_size):
-        idx = order[start:start + chunk_size]
+    for start in range(0, B, ctx.chunk_size):
+        idx = order[start : start + ctx.chunk_size]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MaxEntConvergenceWarning)
-            r = maxent_distribution(exp, values[idx], length=lengths[idx], n_relevant=n_rel[idx],
-                                    n_retrieved_relevant=n_ret[idx], tol=tol,
-                                    stationarity_tol=stol, warn=False)
+            r = maxent_distribution(
+                exp,
+                values[idx],
+                length=lengths[idx],
+                n_relevant=n_rel[idx],
+                n_retrieved_relevant=n_ret[idx],
+                tol=ctx.tol,
+                stationarity_tol=ctx.stol,
+                warn=False,
+            )
         n = r.p.shape[1]
         P[idx, :n] = r.p
         conv[idx], feas[idx], bound[idx], ent[idx] = r.converged, r.feasible, r.boundary, r.entropy
     nbad = int((~conv).sum())
     if nbad:
-        warnings.warn(f"informativeness({exp.name}): {nbad} of {B} lists did not converge or were "
-                      f"infeasible ({int((~feas).sum())} infeasible); they are flagged in the "
-                      "'converged' column", MaxEntConvergenceWarning, stacklevel=4)
+        warn(
+            f"informativeness({name}): {nbad} of {B} lists did not converge or were "
+            f"infeasible ({int((~feas).sum())} infeasible); they are flagged in the "
+            "'converged' and 'feasible' columns",
+            MaxEntConvergenceWarning,
+        )
     return P, conv, feas, bound, ent
 
 
-def _rows(base, infer, infer_exp, p, rel_vec, R):
+def _rows(ctx, base, p, rel_vec, R):
     out = dict(base)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         out["rms_recall_points"] = rms_recall_points(p, rel_vec, R)
         out["rms_interpolated"] = rms_interpolated(p, rel_vec, R)
-    for name, e in zip(infer, infer_exp):
+    for name, e in zip(ctx.infer, ctx.infer_exp):
         out[f"inferred_{name}"] = e.value(p, R)
         out[f"actual_{name}"] = e.value(rel_vec, R)
     return pd.DataFrame(out)
 
 
-def _binary_rows(exp, threshold, name, scores, grades, lengths, R_at, t_idx, runs, topics, infer,
-                 infer_exp, tol, stol, chunk_size, D, count):
+def _binary_rows(ctx, name, exp, threshold, scores, rows):
+    grades, t_idx = ctx.grades[rows], ctx.t_idx[rows]
+    scores, lengths = scores[rows], ctx.lengths[rows]
     rel_vec = (grades >= threshold).astype(float)
-    R = R_at[t_idx, threshold].astype(float)
-    m = rel_vec.sum(1) if count == "retrieved" else R
-    ok = R > 0
-    p = np.zeros_like(rel_vec)
+    R = ctx.R_at[t_idx, threshold].astype(float)
+    m = rel_vec.sum(1) if ctx.count == "retrieved" else R
+    ok = R > 0  # without a relevant document the problem is not defined: infeasible
+    p = np.full_like(rel_vec, np.nan)  # unsolved lists have no inferred curve
     conv = np.zeros(len(R), bool)
+    feas = np.zeros(len(R), bool)
     bound = np.zeros(len(R), bool)
     ent = np.full(len(R), np.nan)
     if ok.any():
-        p[ok], conv[ok], _, bound[ok], ent[ok] = _solve_chunks(
-            exp, scores[ok], lengths[ok], R[ok], m[ok], tol, stol, chunk_size, D, graded=False)
-    base = dict(run=runs, topic=topics, measure=name, threshold=threshold, value=scores,
-                n_relevant=R, n_retrieved_relevant=rel_vec.sum(1), converged=conv, boundary=bound,
-                entropy=ent)
+        p[ok], conv[ok], feas[ok], bound[ok], ent[ok] = _solve_chunks(
+            ctx, name, exp, scores[ok], lengths[ok], R[ok], m[ok], graded=False
+        )
+    base = dict(
+        run=ctx.runs[rows],
+        topic=ctx.topics[rows],
+        measure=name,
+        threshold=threshold,
+        value=scores,
+        n_relevant=R,
+        n_retrieved_relevant=rel_vec.sum(1),
+        converged=conv,
+        feasible=feas,
+        boundary=bound,
+        entropy=ent,
+    )
     Rs = np.where(ok, R, 1.0)
-    return _rows(base, infer, infer_exp, p, rel_vec, Rs)
+    return _rows(ctx, base, p, rel_vec, Rs)
 
 
-def _graded_rows(exp, name, scores, grades, lengths, counts, R_at, t_idx, runs, topics, infer,
-                 infer_exp, tol, stol, chunk_size, D, G, count):
+def _graded_rows(ctx, name, exp, scores, eligible):
+    # one solve per list that counts at some threshold; rows at the thresholds where it counts
+    rows = np.flatnonzero(eligible.any(axis=1))
+    G, D = ctx.G, ctx.D
+    grades, t_idx = ctx.grades[rows], ctx.t_idx[rows]
+    scores, lengths = scores[rows], ctx.lengths[rows]
     onehot = np.zeros(grades.shape + (G + 1,))
     np.put_along_axis(onehot, grades[..., None], 1.0, axis=-1)
     valid = np.arange(D)[None, :] < lengths[:, None]
     m = (onehot[..., 1:] * valid[..., None]).sum(1)  # retrieved per grade
-    Rj = counts[t_idx, 1:].astype(float)
-    if count == "relevant":
+    Rj = ctx.counts[t_idx, 1:].astype(float)
+    if ctx.count == "relevant":
         m = Rj
-    P, conv, _, bound, ent = _solve_chunks(exp, scores, lengths, Rj, m, tol, stol, chunk_size, D,
-                                           graded=True)
+    P = np.full((len(rows), D, G + 1), np.nan)  # unsolved lists have no inferred curve
+    conv, feas, bound = (np.zeros(len(rows), bool) for _ in range(3))
+    ent = np.full(len(rows), np.nan)
+    ok = _defined(exp, Rj)
+    if ok.any():
+        P[ok], conv[ok], feas[ok], bound[ok], ent[ok] = _solve_chunks(
+            ctx, name, exp, scores[ok], lengths[ok], Rj[ok], m[ok], graded=True
+        )
     c = threshold_probabilities(P)
     frames = []
     for j in range(1, G + 1):
-        rel_vec = (grades >= j).astype(float)
-        R = R_at[t_idx, j].astype(float)
-        base = dict(run=runs, topic=topics, measure=name, threshold=j, value=scores,
-                    n_relevant=R, n_retrieved_relevant=rel_vec.sum(1), converged=conv,
-                    boundary=bound, entropy=ent)
-        frames.append(_rows(base, infer, infer_exp, c[..., j - 1], rel_vec, R))
+        at = eligible[rows, j - 1]
+        rel_vec = (grades[at] >= j).astype(float)
+        R = ctx.R_at[t_idx[at], j].astype(float)
+        base = dict(
+            run=ctx.runs[rows][at],
+            topic=ctx.topics[rows][at],
+            measure=name,
+            threshold=j,
+            value=scores[at],
+            n_relevant=R,
+            n_retrieved_relevant=rel_vec.sum(1),
+            converged=conv[at],
+            feasible=feas[at],
+            boundary=bound[at],
+            entropy=ent[at],
+        )
+        frames.append(_rows(ctx, base, c[at, :, j - 1], rel_vec, R))
     return pd.concat(frames, ignore_index=True)
+
+
+def _defined(exp, Rj) -> np.ndarray:
+    """Lists whose graded expectation is defined: GAP needs sum_t g_t R^(t) > 0 (a topic can
+    lack the grades ``g`` weighs); the others always are."""
+    if isinstance(exp, GradedAP):
+        G = Rj.shape[1]
+        g = np.full(G, 1.0 / G) if exp.g is None else np.asarray(exp.g, dtype=float)
+        return (np.flip(np.cumsum(np.flip(Rj, 1), 1), 1) * g).sum(1) > 0
+    return np.ones(len(Rj), bool)
 
 
 def _summary(table: pd.DataFrame, infer: Sequence[str]) -> pd.DataFrame:
@@ -369,12 +528,93 @@ def _summary(table: pd.DataFrame, infer: Sequence[str]) -> pd.DataFrame:
             "n_scored": int(np.isfinite(sub["rms"]).sum()),
             "rms": float(np.nanmean(sub["rms"])) if np.isfinite(sub["rms"]).any() else np.nan,
             "rms_recall_points": float(np.nanmean(sub["rms_recall_points"]))
-            if np.isfinite(sub["rms_recall_points"]).any() else np.nan,
-            "rms_interpolated": float(np.nanmean(sub["rms_interpolated"])),
+            if np.isfinite(sub["rms_recall_points"]).any()
+            else np.nan,
+            "rms_interpolated": float(np.nanmean(sub["rms_interpolated"]))
+            if np.isfinite(sub["rms_interpolated"]).any()
+            else np.nan,
             "not_converged": int((~sub["converged"]).sum()),
+            "infeasible": int((~sub["feasible"]).sum()),
         }
         for name in infer:
             d = sub[f"inferred_{name}"] - sub[f"actual_{name}"]
-            row[f"rmse_{name}"] = float(np.sqrt(np.nanmean(d**2)))
+            row[f"rmse_{name}"] = (
+                float(np.sqrt(np.nanmean(d**2))) if np.isfinite(d).any() else np.nan
+            )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def example_pr_curves(
+    result: InformativenessResult,
+    runs: Any,
+    qrels: Any,
+    *,
+    rel: int = 1,
+    run: str | None = None,
+    topic: str | None = None,
+) -> pd.DataFrame:
+    """Inferred and actual precision-recall curves of one list, for a figure.
+
+    The list is ``(run, topic)``, by default the list with the median value of the first
+    measure of ``result``. Each measure's max-ent distribution is inferred from its value on
+    that list and its curve drawn at the binary threshold (graded measures at ``rel``).
+
+    Returns
+    -------
+    DataFrame
+        ``curve`` ("actual", or "inferred from M = v"), ``recall``, ``precision``, ``run``,
+        ``topic``, ``threshold``.
+    """
+    from metaeval.engine import EvalTensor
+    from metaeval.evaluation import as_qrels, as_runset
+    from metaeval.meta.maxent import actual_pr_curve, inferred_pr_curve
+
+    lists = result.lists
+    if run is None or topic is None:
+        first = lists[lists["measure"] == lists["measure"].iloc[0]]
+        ex = first.sort_values("value", kind="stable").iloc[len(first) // 2]
+        run, topic = ex["run"], ex["topic"]
+    tensor = EvalTensor.build(as_runset(runs), as_qrels(qrels), warn_extra_topics=False)
+    s_i, t_i = tensor.runs.index(run), list(tensor.topics).index(topic)
+    length = int(tensor.lengths[s_i, t_i])
+    grades = np.maximum(tensor.codes[s_i, t_i, :length], 0)
+    th = max(rel, 1)
+    R = int(tensor.n_relevant(th)[t_i])
+    frames = []
+    for name in lists["measure"].unique():
+        exp, threshold, m = measure_expectation(name, tensor.n_grades, rel)
+        value = float(m.compute(tensor)[s_i, t_i])
+        level = threshold if threshold is not None else th
+        if exp.graded:
+            G = tensor.n_grades - 1
+            r = maxent_distribution(
+                exp,
+                value,
+                length=length,
+                n_relevant=tensor.grade_counts[t_i, 1:],
+                n_retrieved_relevant=[(grades == j).sum() for j in range(1, G + 1)],
+                warn=False,
+            )
+            p = r.p[:, level:].sum(-1)
+        else:
+            r = maxent_distribution(
+                exp,
+                value,
+                length=length,
+                n_relevant=int(tensor.n_relevant(level)[t_i]),
+                n_retrieved_relevant=(grades >= level).sum(),
+                warn=False,
+            )
+            p = r.p
+        if not r.feasible:
+            continue
+        prec, rec = inferred_pr_curve(p, R)
+        frames.append(
+            pd.DataFrame(
+                {"curve": f"inferred from {name} = {value:.3f}", "recall": rec, "precision": prec}
+            )
+        )
+    prec, rec = actual_pr_curve((grades >= th).astype(float), R)
+    frames.append(pd.DataFrame({"curve": "actual", "recall": rec, "precision": prec}))
+    return pd.concat(frames, ignore_index=True).assign(run=run, topic=topic, threshold=th)

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 
-from metaeval.meta.discrimination import _as_generator
+from metaeval._validation import as_generator, check_int, check_probability
 
 __all__ = [
     "kendall_tau",
@@ -36,8 +37,6 @@ __all__ = [
 # Rows processed at once by the O(k m^2) pairwise kernels: bounds the temporary
 # (rows x m x m) boolean arrays to a few tens of MB whatever k is.
 _PAIRWISE_ELEMENTS = 4_000_000
-
-
 
 
 def _score_rows(a, name: str) -> np.ndarray:
@@ -60,8 +59,38 @@ def _score_rows(a, name: str) -> np.ndarray:
     return arr
 
 
+def _frame_scores(x, y, xname: str, yname: str):
+    """Two tidy frames of system scores (``run``, ``value``) as two vectors in one run order."""
+    if not (isinstance(x, pd.DataFrame) and isinstance(y, pd.DataFrame)):
+        raise TypeError(f"{xname} and {yname} must both be DataFrames or both be arrays")
+    vectors = []
+    for frame, name in ((x, xname), (y, yname)):
+        missing = {"run", "value"} - set(frame.columns)
+        if missing:
+            raise ValueError(f"{name} must have columns run and value; missing {sorted(missing)}")
+        if "measure" in frame.columns and frame["measure"].nunique() > 1:
+            raise ValueError(f"{name} holds several measures; select one first")
+        if frame["run"].duplicated().any():
+            raise ValueError(
+                f"{name} has several rows for run "
+                f"{frame['run'][frame['run'].duplicated()].iloc[0]!r}: give one "
+                "score per run (aggregate over topics first)"
+            )
+        vectors.append(frame.set_index("run")["value"].astype(float))
+    a, b = vectors
+    only = sorted(map(str, set(a.index) ^ set(b.index)))
+    if only:
+        raise ValueError(
+            f"{xname} and {yname} must score the same runs; run(s) on one side "
+            f"only: {', '.join(only[:5])}"
+        )
+    return a.to_numpy(), b.reindex(a.index).to_numpy()
+
+
 def _broadcast_pair(x, y, xname: str, yname: str):
     """Return (X, Y, scalar_output) with X and Y broadcast to a common (k, m) shape."""
+    if isinstance(x, pd.DataFrame) or isinstance(y, pd.DataFrame):
+        x, y = _frame_scores(x, y, xname, yname)
     X = _score_rows(x, xname)
     Y = _score_rows(y, yname)
     if X.shape[1] != Y.shape[1]:
@@ -95,7 +124,7 @@ def kendall_tau(x, y, variant: Literal["a", "b"] = "b"):
 
     Over the :math:`n_0 = m(m-1)/2` pairs of systems, let :math:`C` be the number of concordant
     pairs, :math:`D` the discordant ones, and :math:`n_1`, :math:`n_2` the number of pairs tied in
-    ``x`` and in ``y``. Then (Kendall 1945; METHODS.md section 5)
+    ``x`` and in ``y``. Then (Kendall 1945; docs/methods.md §5)
 
     .. math::
 
@@ -109,9 +138,11 @@ def kendall_tau(x, y, variant: Literal["a", "b"] = "b"):
 
     Parameters
     ----------
-    x, y : array_like, shape (m,) or (k, m)
+    x, y : array_like, shape (m,) or (k, m), or pandas.DataFrame
         Scores of the same ``m`` systems. 2-D input holds ``k`` rankings; a 1-D argument is
-        paired with every row of the other.
+        paired with every row of the other. Or two tidy frames with columns ``run`` and
+        ``value`` (one score per run, e.g. ``evaluate(..., per_topic=False)`` for one
+        measure), matched by run.
     variant : {"b", "a"}
         Which coefficient.
 
@@ -282,7 +313,7 @@ def tau_ap(
     where :math:`C(i)` is the number of systems ranked above position :math:`i` *in E* that T
     also ranks above E's :math:`i`-th system. As in the paper and in MATTERS' ``apCorr.m``, the
     sum runs over the positions of the **estimated** ranking (Urbano's ``tauAP.R`` iterates over
-    the truth instead and gives different values; METHODS.md section 5). It is asymmetric;
+    the truth instead and gives different values; docs/methods.md §5). It is asymmetric;
     ``symmetric=True`` returns :math:`(\tau_{AP}(E\mid T) + \tau_{AP}(T\mid E)) / 2`.
 
     Tie policy
@@ -318,8 +349,9 @@ def tau_ap(
 
     Parameters
     ----------
-    truth : array_like, shape (m,) or (k, m)
-        Scores defining the reference ranking T (higher is better).
+    truth : array_like, shape (m,) or (k, m), or pandas.DataFrame
+        Scores defining the reference ranking T (higher is better); or a tidy frame with
+        columns ``run`` and ``value``, matched by run with ``estimate``.
     estimate : array_like, shape (m,) or (k, m)
         Scores defining the estimated ranking(s) E, e.g. one row per reduced-judgment trial.
     symmetric : bool
@@ -328,7 +360,7 @@ def tau_ap(
         Tie policy, see above.
     n_samples : int
         Tie-breaking draws for ``ties="sample"``.
-    rng : numpy.random.Generator, int or None
+    rng : None, int, SeedSequence or Generator
         Only used by ``ties="sample"``.
 
     Returns
@@ -349,12 +381,13 @@ def tau_ap(
         raise TypeError(f"symmetric must be a bool, got {type(symmetric).__name__}")
     T, E, scalar = _broadcast_pair(truth, estimate, "truth", "estimate")
     if ties == "sample":
-        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
-            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
-        gen = _as_generator(rng)
+        n_samples = check_int("n_samples", n_samples, min=1)
+        gen = as_generator(rng)
 
         def one(t, e):
-            return _tau_ap_sampled(np.ascontiguousarray(t), np.ascontiguousarray(e), int(n_samples), gen)
+            return _tau_ap_sampled(
+                np.ascontiguousarray(t), np.ascontiguousarray(e), int(n_samples), gen
+            )
     else:
         coupled = ties == "coupled"
 
@@ -401,6 +434,21 @@ class TauBootstrapCI:
     B: int
     distribution: np.ndarray
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row: ``statistic, estimate, low, high, level, B``."""
+        return pd.DataFrame(
+            [
+                {
+                    "statistic": self.statistic,
+                    "estimate": self.estimate,
+                    "low": self.low,
+                    "high": self.high,
+                    "level": self.level,
+                    "B": self.B,
+                }
+            ]
+        )
+
 
 _STATISTICS = ("tau_b", "tau_a", "tau_ap", "tau_ap_symmetric")
 
@@ -442,7 +490,7 @@ def tau_bootstrap_ci(
         Number of bootstrap samples (>= 1).
     level : float
         Confidence level in (0, 1).
-    rng : numpy.random.Generator, int or None
+    rng : None, int, SeedSequence or Generator
         Source of randomness; ``None`` draws fresh entropy.
 
     Returns
@@ -451,23 +499,24 @@ def tau_bootstrap_ci(
     """
     if statistic not in _STATISTICS:
         raise ValueError(f"statistic must be one of {_STATISTICS}, got {statistic!r}")
-    if isinstance(B, bool) or not isinstance(B, (int, np.integer)) or B < 1:
-        raise ValueError(f"B must be a positive integer, got {B!r}")
-    if not isinstance(level, (int, float, np.floating)) or not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    gen = _as_generator(rng)
+    B = check_int("B", B, min=1)
+    level = check_probability("level", level, open_low=True, open_high=True)
+    gen = as_generator(rng)
     X = np.asarray(truth_scores, dtype=float)
     Y = np.asarray(estimate_scores, dtype=float)
     for arr, name in ((X, "truth_scores"), (Y, "estimate_scores")):
         if arr.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D (systems x topics) array, got shape {arr.shape}")
+            raise ValueError(
+                f"{name} must be a 2-D (systems x topics) array, got shape {arr.shape}"
+            )
         if arr.shape[0] < 2 or arr.shape[1] < 1:
             raise ValueError(f"{name} needs at least 2 systems and 1 topic, got shape {arr.shape}")
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{name} contains NaN or infinite values")
     if X.shape != Y.shape:
         raise ValueError(
-            f"truth_scores and estimate_scores must have the same shape, got {X.shape} and {Y.shape}"
+            "truth_scores and estimate_scores must have the same shape, got "
+            f"{X.shape} and {Y.shape}"
         )
     n_topics = X.shape[1]
     idx = gen.integers(0, n_topics, size=(int(B), n_topics))

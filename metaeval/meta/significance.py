@@ -26,17 +26,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .discrimination import (
+from metaeval._validation import as_generator, check_alpha, check_choice
+from metaeval.meta._resampling import (
     STAT_ATOL,
     STAT_RTOL,
-    _as_generator,
-    _bootstrap_core,
-    _bootstrap_counts,
-    _check_alpha,
-    _check_B,
-    _observed_t,
-    _score_matrix,
+    Resamples,
+    bootstrap_core,
+    check_B,
+    observed_t,
+    score_matrix,
 )
+from metaeval.meta._resampling import resamples as draw_resamples
 
 __all__ = ["compare", "holm", "benjamini_hochberg"]
 
@@ -72,11 +72,11 @@ def benjamini_hochberg(p) -> np.ndarray:
     return stats.false_discovery_control(p, method="bh")
 
 
-def _randomization(Z: np.ndarray, B: int, rng: np.random.Generator):
+def _randomization(Z: np.ndarray, B: int, shared: Resamples | None):
     """Fisher's paired randomisation (sign-flip) test on the mean difference, per row of Z.
 
-    Exact (all 2^T sign vectors, p = count / 2^T) when 2^T <= B and T <= 16; otherwise B random sign
-    vectors shared by all pairs and p = (1 + count) / (B + 1) (Phipson & Smyth 2010), which
+    Exact (all 2^T sign vectors, p = count / 2^T) when 2^T <= B and T <= 16; otherwise the B
+    shared random sign vectors and p = (1 + count) / (B + 1) (Phipson & Smyth 2010), which
     keeps the sampled test valid: P(p <= alpha) <= alpha under the null.
     """
     P, n = Z.shape
@@ -87,7 +87,7 @@ def _randomization(Z: np.ndarray, B: int, rng: np.random.Generator):
     if exact:
         signs = 1.0 - 2.0 * np.array(list(itertools.product((0, 1), repeat=n)), dtype=float)
     else:
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(B, n)).astype(float)
+        signs = shared.signs
     N = signs.shape[0]
     counts = np.zeros(P, dtype=np.int64)
     block = max(1, _RAND_ELEMENTS // N)
@@ -110,6 +110,9 @@ def compare(
     rng=None,
     baseline=None,
     systems=None,
+    resamples: Resamples | None = None,
+    topics=None,
+    runs=None,
 ) -> pd.DataFrame:
     r"""Paired significance tests between runs, with corrections and effect sizes.
 
@@ -121,8 +124,9 @@ def compare(
       under the null each :math:`z_i` is equally likely to have either sign; the statistic is
       the mean difference and p is the share of sign vectors with
       :math:`|\overline{\pm z}| \ge |\bar z|`. It is **exact** (all :math:`2^T` sign vectors
-      enumerated, p = count / :math:`2^T`) when :math:`2^T \le B` (and T <= 16); otherwise it uses B random
-      sign vectors shared by all pairs and p = (1 + count) / (B + 1) (Phipson & Smyth 2010).
+      enumerated, p = count / :math:`2^T`) when :math:`2^T \le B` (and T <= 16); otherwise it
+      uses B random sign vectors shared by all pairs and p = (1 + count) / (B + 1) (Phipson &
+      Smyth 2010).
       ``statistic`` is the mean difference.
     * ``test="bootstrap"``: Sakai's (2006) studentised, null-shifted paired bootstrap with B
       samples shared by all pairs, exactly as in
@@ -130,7 +134,7 @@ def compare(
       ``statistic`` the observed t.
 
     Resampled statistics are compared with the observed one with a tolerance
-    (``>= obs - (1e-10 + 1e-10 |obs|)``), so exact ties count (METHODS.md 1.2).
+    (``>= obs - (1e-10 + 1e-10 |obs|)``), so exact ties count (docs/methods.md §1.2).
 
     Corrections: ``"holm"`` (Holm 1979, family-wise error rate), ``"bh"``
     (Benjamini-Hochberg 1995, false discovery rate, ``scipy.stats.false_discovery_control``)
@@ -157,13 +161,19 @@ def compare(
         Significance level in (0, 1).
     B : int
         Resamples for the randomisation and bootstrap tests.
-    rng : numpy.random.Generator, int or None
-        Randomness for the resampling tests.
+    rng : None, int, SeedSequence or Generator
+        Randomness for the resampling tests (ignored with ``resamples``).
     baseline : run name, optional
         Compare every other run with this one only (``system_b`` is the baseline, so ``diff``
         = run - baseline). Default: all pairs a < b in run order.
     systems : sequence, optional
         Run names for an array ``scores``.
+    resamples : Resamples, optional
+        Bootstrap samples or sign vectors drawn beforehand by
+        :func:`~metaeval.meta.resamples` (method "bootstrap" or "randomization"), shared with
+        other measures; ``B`` then comes from them.
+    topics, runs : selection, optional
+        For a tidy frame: only these topics and runs.
 
     Returns
     -------
@@ -171,14 +181,17 @@ def compare(
         Columns ``system_a, system_b, mean_a, mean_b, diff, statistic, p_value, p_adjusted,
         significant, effect_size``; ``diff = mean_a - mean_b``.
     """
-    if test not in ("t", "randomization", "bootstrap"):
-        raise ValueError(f"test must be 't', 'randomization' or 'bootstrap', got {test!r}")
-    if correction not in ("holm", "bh", None):
-        raise ValueError(f"correction must be 'holm', 'bh' or None, got {correction!r}")
-    alpha = _check_alpha(alpha)
-    B = _check_B(B)
-    gen = _as_generator(rng)
-    X, names, _ = _score_matrix(scores, systems=systems)
+    check_choice("test", test, ("t", "randomization", "bootstrap"))
+    check_choice("correction", correction, ("holm", "bh", None))
+    alpha = check_alpha(alpha)
+    B = check_B(B)
+    gen = as_generator(rng)
+    X, names, _ = score_matrix(scores, systems=systems, topics=topics, runs=runs)
+    if test != "t":
+        if resamples is None:
+            resamples = draw_resamples(test, n_topics=X.shape[1], B=B, rng=gen)
+        resamples.check(test, X)
+        B = check_B(resamples.B, alpha if test == "bootstrap" else None)
     S, n = X.shape
     if baseline is None:
         ia, ib = np.triu_indices(S, 1)
@@ -189,7 +202,7 @@ def compare(
         ia = np.array([i for i in range(S) if i != j])
         ib = np.full(ia.size, j)
     Z = X[ia] - X[ib]
-    zbar, var, t_obs, const, zero_mean = _observed_t(Z)
+    zbar, var, t_obs, const, zero_mean = observed_t(Z)
     if test == "t":
         # Degenerate pairs make scipy warn about cancellation; they are overridden below.
         with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
@@ -200,10 +213,9 @@ def compare(
         statistic = np.where(const, t_obs, statistic)
         p = np.where(const, np.where(zero_mean, 1.0, 0.0), p)
     elif test == "randomization":
-        statistic, p, _ = _randomization(Z, B, gen)
+        statistic, p, _ = _randomization(Z, B, resamples)
     else:
-        _, counts = _bootstrap_counts(n, B, gen)
-        statistic, p, _ = _bootstrap_core(Z, counts, alpha)
+        statistic, p, _ = bootstrap_core(Z, resamples.counts(), alpha)
     if correction == "holm":
         p_adj = holm(p)
     elif correction == "bh":

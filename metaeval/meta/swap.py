@@ -25,7 +25,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .discrimination import _as_generator, _score_matrix
+from metaeval._validation import as_generator, check_int, check_real
+from metaeval.meta._resampling import score_matrix
 
 __all__ = ["SwapResult", "swap_method"]
 
@@ -64,6 +65,10 @@ class SwapResult:
     systems: tuple
     n_topics: int
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per topic-set size and bin (a copy of :attr:`table`)."""
+        return self.table.copy()
+
     def extrapolate(self, target_size: int, model: Literal["exp", "power"] = "exp") -> pd.DataFrame:
         r"""Extrapolate each bin's error rate to ``target_size`` topics.
 
@@ -85,8 +90,7 @@ class SwapResult:
         """
         if model not in ("exp", "power"):
             raise ValueError(f"model must be 'exp' or 'power', got {model!r}")
-        if isinstance(target_size, bool) or not isinstance(target_size, (int, np.integer)) or target_size < 1:
-            raise ValueError(f"target_size must be a positive integer, got {target_size!r}")
+        target_size = check_int("target_size", target_size, min=1)
         rows = []
         for b, grp in self.table.groupby("bin", sort=True):
             ok = (grp["pairs"] > 0) & (grp["error_rate"] > 0)
@@ -126,7 +130,9 @@ class SwapResult:
         sizes = self.table["topic_set_size"].unique()
         c = int(sizes.max()) if topic_set_size is None else topic_set_size
         if c not in sizes:
-            raise ValueError(f"topic_set_size {c!r} was not evaluated; evaluated sizes: {sorted(sizes.tolist())}")
+            raise ValueError(
+                f"topic_set_size {c!r} was not evaluated; evaluated sizes: {sorted(sizes.tolist())}"
+            )
         t = self.table[(self.table["topic_set_size"] == c) & (self.table["pairs"] > 0)]
         ok = t[t["error_rate"] <= max_error]
         return float(ok["diff_low"].min()) if len(ok) else float("nan")
@@ -144,8 +150,10 @@ def swap_method(
     zero_is_swap: bool = False,
     rng=None,
     systems=None,
+    topics=None,
+    runs=None,
 ) -> SwapResult:
-    r"""Swap-method error rates (Voorhees & Buckley 2002; METHODS.md section 2).
+    r"""Swap-method error rates (Voorhees & Buckley 2002; docs/methods.md §2).
 
     1. Optionally drop the worst ``floor(drop_worst * S)`` systems by mean score (Urbano et
        al. 2013 drop the bottom 25%: ``drop_worst=0.25``).
@@ -185,24 +193,22 @@ def swap_method(
         Sakai's sampling with replacement instead of disjoint halves.
     zero_is_swap : bool
         Count :math:`d_1 d_2 = 0` as a swap.
-    rng : numpy.random.Generator, int or None
+    rng : None, int, SeedSequence or Generator
     systems : sequence, optional
         Names of the rows of an array ``scores``.
+    topics, runs : selection, optional
+        For a tidy frame: only these topics and runs.
 
     Returns
     -------
     SwapResult
     """
-    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
-        raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    if not isinstance(bin_width, (int, float, np.floating)) or not np.isfinite(bin_width) or bin_width <= 0:
-        raise ValueError(f"bin_width must be a positive number, got {bin_width!r}")
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
-    if not isinstance(drop_worst, (int, float, np.floating)) or not 0 <= drop_worst < 1:
-        raise ValueError(f"drop_worst must be in [0, 1), got {drop_worst!r}")
-    gen = _as_generator(rng)
-    X, names, _ = _score_matrix(scores, systems=systems)
+    trials = check_int("trials", trials, min=1)
+    bin_width = check_real("bin_width", bin_width, min=0.0, min_open=True)
+    n_bins = check_int("n_bins", n_bins, min=1)
+    drop_worst = check_real("drop_worst", drop_worst, min=0.0, max=1.0, max_open=True)
+    gen = as_generator(rng)
+    X, names, _ = score_matrix(scores, systems=systems, topics=topics, runs=runs)
     n_drop = int(np.floor(drop_worst * X.shape[0]))
     if n_drop:
         keep = np.sort(np.argsort(X.mean(axis=1), kind="stable")[n_drop:])
@@ -223,7 +229,8 @@ def swap_method(
         if bad or not sizes:
             raise ValueError(
                 f"subset_sizes must be non-empty integers in 1..{max_c} "
-                f"({'with' if with_replacement else 'without'} replacement, {n} topics), got {sizes}"
+                f"({'with' if with_replacement else 'without'} replacement, {n} topics), "
+                f"got {sizes}"
             )
     ia, ib = np.triu_indices(S, 1)
     XT = X.T
@@ -256,10 +263,18 @@ def swap_method(
             rows.append((c, b, count[b], int(swaps[b])))
     table = pd.DataFrame(rows, columns=["topic_set_size", "bin", "pairs", "swaps"])
     table.insert(2, "diff_low", table["bin"] * float(bin_width))
-    table.insert(3, "diff_high", np.where(table["bin"] == n_bins - 1, np.inf, (table["bin"] + 1) * float(bin_width)))
+    table.insert(
+        3,
+        "diff_high",
+        np.where(table["bin"] == n_bins - 1, np.inf, (table["bin"] + 1) * float(bin_width)),
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
-        table["error_rate"] = np.where(table["pairs"] > 0, table["swaps"] / table["pairs"].where(table["pairs"] > 0, 1), np.nan)
-    table = table[["topic_set_size", "bin", "diff_low", "diff_high", "pairs", "swaps", "error_rate"]]
+        table["error_rate"] = np.where(
+            table["pairs"] > 0, table["swaps"] / table["pairs"].where(table["pairs"] > 0, 1), np.nan
+        )
+    table = table[
+        ["topic_set_size", "bin", "diff_low", "diff_high", "pairs", "swaps", "error_rate"]
+    ]
     return SwapResult(
         table=table,
         trials=int(trials),

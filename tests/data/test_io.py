@@ -67,14 +67,18 @@ def test_rank_column_is_ignored(tmp_path):
 def test_gzip_and_mixed_whitespace_and_comments(tmp_path):
     text = "# a comment\nq1\tQ0  d1 1   3.0\tsysA\n\n  # indented comment\nq1 Q0 d2 2 2.0 sysA\r\n"
     for compress in (False, True):
-        run = metaeval.read_run(write(tmp_path, f"r{compress}.gz" if compress else "r", text,
-                                      compress=compress))
+        run = metaeval.read_run(
+            write(tmp_path, f"r{compress}.gz" if compress else "r", text, compress=compress)
+        )
         assert run.to_df()["doc"].tolist() == ["d1", "d2"]
 
 
 def test_docids_may_contain_hash(tmp_path):
     text = "q1 Q0 doc#1 1 3.0 s\nq1 Q0 doc#2 2 2.0 s\n"
-    assert metaeval.read_run(write(tmp_path, "r", text)).to_df()["doc"].tolist() == ["doc#1", "doc#2"]
+    assert metaeval.read_run(write(tmp_path, "r", text)).to_df()["doc"].tolist() == [
+        "doc#1",
+        "doc#2",
+    ]
 
 
 def test_read_qrels(tmp_path):

@@ -11,22 +11,44 @@ from metaeval.engine import UNJUDGED, UNPOOLED, EvalTensor
 # The warning about the unjudged topic t9 is asserted in test_layout.
 pytestmark = pytest.mark.filterwarnings("ignore:.*have no judgments")
 
-MEASURES = ["AP", "P@5", "Rprec", "RR", "R@10", "nDCG", "nDCG@5", "Bpref", "infAP", "Success@3",
-            "NumRet", "NumRel", "NumRelRet", "Judged@5", "AP(rel=2)"]
+MEASURES = [
+    "AP",
+    "P@5",
+    "Rprec",
+    "RR",
+    "R@10",
+    "nDCG",
+    "nDCG@5",
+    "Bpref",
+    "infAP",
+    "Success@3",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "Judged@5",
+    "AP(rel=2)",
+]
 
 
 @pytest.fixture
 def small():
-    qrels = metaeval.Qrels.from_dict({
-        "t1": {"a": 2, "b": 0, "c": 1, "d": -1, "z": 1},
-        "t2": {"a": 0, "e": 1},
-        "t3": {"x": 0},
-    })
-    runs = metaeval.RunSet.from_dict({
-        "s1": {"t1": {"a": 5, "u": 4, "b": 3, "c": 2, "d": 1}, "t2": {"e": 1, "a": 0.5},
-               "t9": {"a": 1}},
-        "s2": {"t1": {"z": 1.0, "c": 0.9}},
-    })
+    qrels = metaeval.Qrels.from_dict(
+        {
+            "t1": {"a": 2, "b": 0, "c": 1, "d": -1, "z": 1},
+            "t2": {"a": 0, "e": 1},
+            "t3": {"x": 0},
+        }
+    )
+    runs = metaeval.RunSet.from_dict(
+        {
+            "s1": {
+                "t1": {"a": 5, "u": 4, "b": 3, "c": 2, "d": 1},
+                "t2": {"e": 1, "a": 0.5},
+                "t9": {"a": 1},
+            },
+            "s2": {"t1": {"z": 1.0, "c": 0.9}},
+        }
+    )
     return runs, qrels
 
 
@@ -87,7 +109,9 @@ def test_with_judgments_validates(small):
 def test_with_grades_changes_grades_only(small):
     runs, qrels = small
     tensor = EvalTensor.build(runs, qrels, warn_extra_topics=False)
-    flipped = tensor.with_grades(np.where(tensor.judgments == 0, 1, tensor.judgments).astype(np.int8))
+    flipped = tensor.with_grades(
+        np.where(tensor.judgments == 0, 1, tensor.judgments).astype(np.int8)
+    )
     assert flipped.codes[0, 0, 2] == 1 and flipped.codes[0, 0, 1] == UNPOOLED
     assert flipped.grade_counts[:, 0].sum() == 0
 
@@ -101,15 +125,21 @@ def test_condensed_view_equals_judged_only_runs(small):
     assert condensed.codes[0, 0, :3].tolist() == [2, 0, 1]
     assert condensed.lengths.tolist() == [[3, 2, 0], [2, 0, 0]]
     judged = {t: {d for d, g in docs.items() if g >= 0} for t, docs in qrels.to_dict().items()}
-    only = metaeval.RunSet.from_dict({r.name: {t: {d: s for d, s in docs.items()
-                                                   if d in judged.get(t, ())}
-                                               for t, docs in r.to_dict().items()}
-                                      for r in runs})
+    only = metaeval.RunSet.from_dict(
+        {
+            r.name: {
+                t: {d: s for d, s in docs.items() if d in judged.get(t, ())}
+                for t, docs in r.to_dict().items()
+            }
+            for r in runs
+        }
+    )
     plain = EvalTensor.build(only, qrels, warn_extra_topics=False)
     for m in MEASURES:
         measure = metaeval.parse_measure(m)
-        np.testing.assert_allclose(measure.condensed().compute(tensor), measure.compute(plain),
-                                   atol=1e-12, err_msg=m)
+        np.testing.assert_allclose(
+            measure.condensed().compute(tensor), measure.compute(plain), atol=1e-12, err_msg=m
+        )
 
 
 def test_missing_topic_policy(small):
@@ -120,8 +150,9 @@ def test_missing_topic_policy(small):
     skip = metaeval.evaluate(runs, qrels, "AP", missing="skip")
     assert len(skip) == 3
     mean_zero = metaeval.evaluate(runs, qrels, "AP", per_topic=False).set_index("run")["value"]
-    mean_skip = metaeval.evaluate(runs, qrels, "AP", per_topic=False, missing="skip") \
-        .set_index("run")["value"]
+    mean_skip = metaeval.evaluate(runs, qrels, "AP", per_topic=False, missing="skip").set_index(
+        "run"
+    )["value"]
     assert mean_skip["s2"] == pytest.approx(3 * mean_zero["s2"])
     with pytest.raises(ValueError, match="missing"):
         metaeval.evaluate(runs, qrels, "AP", missing="drop")
@@ -162,8 +193,12 @@ def test_evaluate_accepts_many_input_shapes(tmp_path, small):
     expected = metaeval.evaluate(runs, qrels, ["AP", "nDCG@3"])
     metaeval.write_qrels(qrels, tmp_path / "q")
     paths = metaeval.write_runs(runs, tmp_path / "runs")
-    for r, q in ((paths, tmp_path / "q"), (list(runs), qrels.to_df()), (runs.to_dict(), qrels.to_dict()),
-                 (runs.to_df(), qrels)):
+    for r, q in (
+        (paths, tmp_path / "q"),
+        (list(runs), qrels.to_df()),
+        (runs.to_dict(), qrels.to_dict()),
+        (runs.to_df(), qrels),
+    ):
         got = metaeval.evaluate(r, q, ["AP", "nDCG@3"])
         np.testing.assert_allclose(got["value"], expected["value"])
     single = metaeval.evaluate(runs[0], qrels, "AP")

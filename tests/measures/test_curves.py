@@ -20,8 +20,12 @@ def test_shape_and_columns(curves):
     assert set(curves["measure"]) == {"RBP(p=0.5)", "RBP", "RBP(p=0.95)", "AP", "Q", "nDCG"}
     assert len(curves) == 6 * 2 * 20
     assert sorted(curves["n_relevant"].unique()) == [10, 100]
-    assert curves.groupby(["measure", "n_relevant"])["rank"].apply(list).map(
-        lambda r: r == list(range(1, 21))).all()
+    assert (
+        curves.groupby(["measure", "n_relevant"])["rank"]
+        .apply(list)
+        .map(lambda r: r == list(range(1, 21)))
+        .all()
+    )
 
 
 def _curve(frame, measure, big_r):
@@ -36,11 +40,13 @@ def test_values_follow_the_formulas(curves, big_r):
     for p, name in ((0.5, "RBP(p=0.5)"), (0.8, "RBP"), (0.95, "RBP(p=0.95)")):
         np.testing.assert_allclose(_curve(curves, name, big_r), (1 - p) * p ** (k - 1), rtol=1e-12)
     ideal = sum(1 / math.log2(i + 1) for i in range(1, big_r + 1))
-    np.testing.assert_allclose(_curve(curves, "nDCG", big_r), 1 / np.log2(k + 1) / ideal,
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        _curve(curves, "nDCG", big_r), 1 / np.log2(k + 1) / ideal, rtol=1e-12
+    )
     # Q with gain 1: BR(k) = (1 + 1)/(k + CG*(k)), CG*(k) = min(k, R).
-    np.testing.assert_allclose(_curve(curves, "Q", big_r), 2 / (k + np.minimum(k, big_r)) / big_r,
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        _curve(curves, "Q", big_r), 2 / (k + np.minimum(k, big_r)) / big_r, rtol=1e-12
+    )
 
 
 def test_top_heaviness_ordering(curves):
@@ -54,7 +60,9 @@ def test_top_heaviness_ordering(curves):
     r10 = curves[curves["n_relevant"] == 10].pivot(index="rank", columns="measure", values="value")
     np.testing.assert_allclose(r10.loc[1:10, "Q"], r10.loc[1:10, "AP"], rtol=1e-12)
     assert (r10.loc[11:, "Q"] > r10.loc[11:, "AP"]).all()
-    assert (curves["relative"].groupby([curves["measure"], curves["n_relevant"]]).first() == 1).all()
+    assert (
+        curves["relative"].groupby([curves["measure"], curves["n_relevant"]]).first() == 1
+    ).all()
 
 
 def test_world_is_what_it_claims():
@@ -64,8 +72,15 @@ def test_world_is_what_it_claims():
     for topic, rank in zip(cells["topic"], cells["rank"]):
         ordered = sorted(d[topic], key=lambda doc: -d[topic][doc])
         assert ordered.index("rel0") == rank - 1 and len(ordered) == 4
-    assert qrels.to_dict()[cells["topic"][0]] == {"rel0": 1, "rel1": 1, "rel2": 1,
-                                                  "non0": 0, "non1": 0, "non2": 0, "non3": 0}
+    assert qrels.to_dict()[cells["topic"][0]] == {
+        "rel0": 1,
+        "rel1": 1,
+        "rel2": 1,
+        "non0": 0,
+        "non1": 0,
+        "non2": 0,
+        "non3": 0,
+    }
 
 
 def test_figure(tmp_path, curves):
@@ -80,11 +95,14 @@ def test_figure(tmp_path, curves):
     assert len(rel.axes) == 1
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"n_relevant": (0,)}, "n_relevant must be positive integers"),
-    ({"max_rank": 0}, "max_rank must be a positive integer"),
-    ({"measures": []}, "measures is empty"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n_relevant": (0,)}, "n_relevant must be positive integers"),
+        ({"max_rank": 0}, "max_rank must be a positive integer"),
+        ({"measures": []}, "measures is empty"),
+    ],
+)
 def test_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         top_heaviness(**kwargs)

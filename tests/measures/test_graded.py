@@ -22,8 +22,12 @@ DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 def tensor_of(qrels: dict, lists: dict[str, dict[str, list[str]]]) -> EvalTensor:
     """Tensor of runs given as ranked doc-id lists per topic (scores descending)."""
-    runs = {name: {t: {d: float(len(docs) - i) for i, d in enumerate(docs)}
-                   for t, docs in topics.items()} for name, topics in lists.items()}
+    runs = {
+        name: {
+            t: {d: float(len(docs) - i) for i, d in enumerate(docs)} for t, docs in topics.items()
+        }
+        for name, topics in lists.items()
+    }
     return EvalTensor.build(RunSet.from_dict(runs), Qrels.from_dict(qrels))
 
 
@@ -35,8 +39,8 @@ def value(measure: str, tensor: EvalTensor) -> np.ndarray:
 # d1(1) d2(3) x(unpooled) d3(0) d4(2) u(unjudged) d5(3).
 QRELS = {"t": {"d1": 1, "d2": 3, "d3": 0, "d4": 2, "d5": 3, "d6": 1, "u": -1}}
 RANKING = ["d1", "d2", "x", "d3", "d4", "u", "d5"]
-GRADES = [1, 3, 0, 0, 2, 0, 3]          # gain of each rank, unjudged as 0
-IDEAL_GRADES = [3, 3, 2, 1, 1]          # judged documents of positive grade, sorted
+GRADES = [1, 3, 0, 0, 2, 0, 3]  # gain of each rank, unjudged as 0
+IDEAL_GRADES = [3, 3, 2, 1, 1]  # judged documents of positive grade, sorted
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +62,13 @@ def test_default_ndcg_is_trec_eval_form(small):
 
 def test_exp_gain(small):
     w = [1 / math.log2(r + 1) for r in range(1, 20)]
-    exp = lambda gs: [2 ** g - 1 for g in gs]  # noqa: E731
+    exp = lambda gs: [2**g - 1 for g in gs]  # noqa: E731
     expected = dcg(exp(GRADES[:5]), w) / dcg(exp(IDEAL_GRADES[:5]), w)
     assert value("nDCG(gain=exp)@5", small)[0, 0] == pytest.approx(expected, rel=1e-12)
     # An explicit mapping equal to 2^g - 1 is the same measure value.
-    np.testing.assert_allclose(value("nDCG(gains={1:1,2:3,3:7})@5", small),
-                               value("nDCG(gain=exp)@5", small), rtol=1e-12)
+    np.testing.assert_allclose(
+        value("nDCG(gains={1:1,2:3,3:7})@5", small), value("nDCG(gain=exp)@5", small), rtol=1e-12
+    )
 
 
 def test_partial_gains_mapping_keeps_other_grades():
@@ -71,7 +76,7 @@ def test_partial_gains_mapping_keeps_other_grades():
     q = {"t": {"a": 1, "b": 2, "c": 3}}
     t = tensor_of(q, {"r": {"t": ["a", "b", "c"]}})
     w = [1 / math.log2(r + 1) for r in range(1, 5)]
-    gains = [10, 2, 3]        # grade 1 -> 10, the others unchanged
+    gains = [10, 2, 3]  # grade 1 -> 10, the others unchanged
     ideal = [10, 3, 2]
     assert value("nDCG(gains={1:10})", t)[0, 0] == pytest.approx(dcg(gains, w) / dcg(ideal, w))
 
@@ -80,6 +85,7 @@ def test_partial_gains_mapping_keeps_other_grades():
 def test_jk_discount(small, base):
     def disc(r):
         return 1.0 if r <= base else math.log(r) / math.log(base)
+
     w = [1 / disc(r) for r in range(1, 20)]
     expected = dcg(GRADES, w) / dcg(IDEAL_GRADES, w)
     m = nDCG(discount="jk", base=base)
@@ -100,7 +106,7 @@ def test_ncg(small):
 
 def test_unjudged_have_gain_zero_and_condensed_removes_them(small):
     w = [1 / math.log2(r + 1) for r in range(1, 20)]
-    condensed = [1, 3, 0, 2, 3]   # x and u removed
+    condensed = [1, 3, 0, 2, 3]  # x and u removed
     assert value("nDCG'", small)[0, 0] == pytest.approx(dcg(condensed, w) / dcg(IDEAL_GRADES, w))
 
 
@@ -110,16 +116,19 @@ def test_no_relevant_scores_zero():
         assert value(m, t)[0, 0] == 0.0
 
 
-@pytest.mark.parametrize("text, match", [
-    ("nDCG(gain=cubic)", "gain must be one of"),
-    ("nDCG(discount=log3)", "discount must be one of"),
-    ("nDCG(base=3)", "base applies to discount=jk"),
-    ("nDCG(discount=jk,base=1)", "base must be a number > 1"),
-    ("nDCG(gains={1:-1})", "gains values must be finite"),
-    ("nDCG(gains={-1:2})", "gains keys must be integer grades"),
-    ("nDCG(gains=3)", "gains must map grades"),
-    ("nCG(gain=log)", "gain must be one of"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("nDCG(gain=cubic)", "gain must be one of"),
+        ("nDCG(discount=log3)", "discount must be one of"),
+        ("nDCG(base=3)", "base applies to discount=jk"),
+        ("nDCG(discount=jk,base=1)", "base must be a number > 1"),
+        ("nDCG(gains={1:-1})", "gains values must be finite"),
+        ("nDCG(gains={-1:2})", "gains keys must be integer grades"),
+        ("nDCG(gains=3)", "gains must map grades"),
+        ("nCG(gain=log)", "gain must be one of"),
+    ],
+)
 def test_bad_parameters(text, match):
     with pytest.raises(ValueError, match=match):
         parse_measure(text)
@@ -148,8 +157,14 @@ def _dl(year: int, every: int = 3):
     qrels = metaeval.read_qrels(folder / "qrels.txt")
     runs = []
     for path in sorted((folder / "runs").glob("*.gz"))[::every]:
-        df = pd.read_csv(path, sep=r"\s+", header=None, usecols=[0, 2, 4],
-                         names=["topic", "doc", "score"], dtype={"topic": str, "doc": str})
+        df = pd.read_csv(
+            path,
+            sep=r"\s+",
+            header=None,
+            usecols=[0, 2, 4],
+            names=["topic", "doc", "score"],
+            dtype={"topic": str, "doc": str},
+        )
         # pytrec_eval compares scores as float32 (METHODS §6.0): give both tools the same ties.
         scores = df["score"].to_numpy().astype(np.float32).astype(np.float64)
         runs.append(Run(path.name, df["topic"].to_numpy(), df["doc"].to_numpy(), scores))
@@ -193,11 +208,14 @@ def test_ndcg_default_parity(dl):
     _compare(tensor, "nDCG@100", results, "ndcg_cut_100")
 
 
-@pytest.mark.parametrize("mapping, also", [
-    ({0: 0, 1: 1, 2: 3, 3: 7}, "nDCG(gain=exp)"),
-    # Grade 1 worthless (so out of the ideal list too) and gains not monotone in the grade.
-    ({0: 0, 1: 0, 2: 5, 3: 2}, None),
-])
+@pytest.mark.parametrize(
+    "mapping, also",
+    [
+        ({0: 0, 1: 1, 2: 3, 3: 7}, "nDCG(gain=exp)"),
+        # Grade 1 worthless (so out of the ideal list too) and gains not monotone in the grade.
+        ({0: 0, 1: 0, 2: 5, 3: 2}, None),
+    ],
+)
 def test_ndcg_custom_gains_parity_by_rewriting_qrels(dl, mapping, also):
     qrels, _, tensor, run_dicts = dl
     # trec_eval's gains are the qrels values: rewriting the grades is trec_eval with these gains.
@@ -212,9 +230,12 @@ def test_ndcg_custom_gains_parity_by_rewriting_qrels(dl, mapping, also):
 
 def test_condensed_parity_with_trec_eval_J(dl):
     qrels, _, tensor, run_dicts = dl
-    results = _pytrec(qrels.to_dict(), run_dicts,
-                      {"map", "ndcg", "ndcg_cut.10", "P.10", "recip_rank", "bpref"},
-                      judged_docs_only_flag=True)
+    results = _pytrec(
+        qrels.to_dict(),
+        run_dicts,
+        {"map", "ndcg", "ndcg_cut.10", "P.10", "recip_rank", "bpref"},
+        judged_docs_only_flag=True,
+    )
     _compare(tensor, "AP'", results, "map")
     _compare(tensor, "nDCG'", results, "ndcg")
     _compare(tensor, "nDCG'@10", results, "ndcg_cut_10")

@@ -19,19 +19,27 @@ from metaeval.measures.docs import measures_markdown
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "examples" / "my_measures.py"
 
-QRELS = {"t1": {"a": 2, "b": 1, "c": 0, "d": 1, "e": 2, "u": -1},   # R = 4, ceil(R/2) = 2
-         "t2": {"x": 1, "y": 0, "z": 1}}                             # R = 2, ceil(R/2) = 1
+QRELS = {
+    "t1": {"a": 2, "b": 1, "c": 0, "d": 1, "e": 2, "u": -1},  # R = 4, ceil(R/2) = 2
+    "t2": {"x": 1, "y": 0, "z": 1},
+}  # R = 2, ceil(R/2) = 1
 RUN = {"t1": ["c", "a", "u", "b"], "t2": ["x", "y"]}
 
 
 @pytest.fixture
 def files(tmp_path):
     qrels = tmp_path / "qrels.txt"
-    qrels.write_text("".join(f"{t} 0 {d} {g}\n" for t, docs in QRELS.items()
-                             for d, g in docs.items()))
+    qrels.write_text(
+        "".join(f"{t} 0 {d} {g}\n" for t, docs in QRELS.items() for d, g in docs.items())
+    )
     run = tmp_path / "mine.run"
-    run.write_text("".join(f"{t} Q0 {d} {i + 1} {10 - i} mine\n" for t, docs in RUN.items()
-                           for i, d in enumerate(docs)))
+    run.write_text(
+        "".join(
+            f"{t} Q0 {d} {i + 1} {10 - i} mine\n"
+            for t, docs in RUN.items()
+            for i, d in enumerate(docs)
+        )
+    )
     return qrels, run
 
 
@@ -51,10 +59,14 @@ def test_plugin_from_python():
     np.testing.assert_allclose(parse_measure("RprecHalf(rel=2)").compute(tensor), [[0.0, 0.0]])
     # Condensed variant for free: t1 judged-only list c, a, b -> top-2 = c, a -> 1/2.
     np.testing.assert_allclose(parse_measure("RprecHalf'").compute(tensor), [[0.5, 1.0]])
-    frame = metaeval.evaluate(RunSet.from_dict({"mine": {t: {d: float(10 - i) for i, d in
-                                                             enumerate(docs)}
-                                                         for t, docs in RUN.items()}}),
-                              QRELS, ["RprecHalf", "AP"], per_topic=False)
+    frame = metaeval.evaluate(
+        RunSet.from_dict(
+            {"mine": {t: {d: float(10 - i) for i, d in enumerate(docs)} for t, docs in RUN.items()}}
+        ),
+        QRELS,
+        ["RprecHalf", "AP"],
+        per_topic=False,
+    )
     assert frame.set_index("measure").loc["RprecHalf", "value"] == pytest.approx(0.75)
     doc = measure_doc(registered()["RprecHalf"])
     assert doc["parameters"] == {"rel": 1} and "ceil(R/2)" in doc["formula"]
@@ -69,9 +81,24 @@ def test_plugin_missing_file(tmp_path):
 
 def test_cli_evaluate_with_plugin(files):
     qrels, run = files
-    result = CliRunner().invoke(app, ["evaluate", str(qrels), str(run), "-m", "RprecHalf",
-                                      "-m", "RprecHalf'", "-m", "GAP", "--plugin", str(PLUGIN),
-                                      "--format", "json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            str(qrels),
+            str(run),
+            "-m",
+            "RprecHalf",
+            "-m",
+            "RprecHalf'",
+            "-m",
+            "GAP",
+            "--plugin",
+            str(PLUGIN),
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = {r["measure"]: r["value"] for r in json.loads(result.output)}
     assert rows["RprecHalf"] == pytest.approx(0.75)
@@ -81,8 +108,21 @@ def test_cli_evaluate_with_plugin(files):
 
 def test_cli_evaluate_per_topic_with_plugin(files):
     qrels, run = files
-    result = CliRunner().invoke(app, ["evaluate", str(qrels), str(run), "-m", "RprecHalf(rel=2)",
-                                      "--per-topic", "--plugin", str(PLUGIN), "--format", "tsv"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            str(qrels),
+            str(run),
+            "-m",
+            "RprecHalf(rel=2)",
+            "--per-topic",
+            "--plugin",
+            str(PLUGIN),
+            "--format",
+            "tsv",
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = [line.split("\t") for line in result.output.strip().splitlines()]
     assert lines[0] == ["run", "topic", "measure", "value"]
@@ -93,8 +133,9 @@ def test_cli_plugin_with_error(tmp_path, files):
     qrels, run = files
     bad = tmp_path / "bad.py"
     bad.write_text("raise RuntimeError('broken plugin')\n")
-    result = CliRunner().invoke(app, ["evaluate", str(qrels), str(run), "-m", "AP",
-                                      "--plugin", str(bad)])
+    result = CliRunner().invoke(
+        app, ["evaluate", str(qrels), str(run), "-m", "AP", "--plugin", str(bad)]
+    )
     assert result.exit_code == 2
     assert "broken plugin" in result.output
 
@@ -103,8 +144,20 @@ def test_cli_measures_lists_plugin_and_new_measures():
     result = CliRunner().invoke(app, ["measures", "--plugin", str(PLUGIN), "--format", "json"])
     assert result.exit_code == 0, result.output
     names = {d["name"] for d in json.loads(result.output)}
-    assert {"RprecHalf", "GAP", "xGAP", "eGAP", "Q", "RBP", "RBP_resid", "ERR", "nERR", "nCG",
-            "Bpref_R", "Bpref_N"} <= names
+    assert {
+        "RprecHalf",
+        "GAP",
+        "xGAP",
+        "eGAP",
+        "Q",
+        "RBP",
+        "RBP_resid",
+        "ERR",
+        "nERR",
+        "nCG",
+        "Bpref_R",
+        "Bpref_N",
+    } <= names
     md = CliRunner().invoke(app, ["measures", "--plugin", str(PLUGIN), "--format", "markdown"])
     assert md.exit_code == 0 and "## RprecHalf" in md.output
 
@@ -125,7 +178,9 @@ def test_generated_docs_file_lists_every_builtin():
     builtins = [n for n, cls in registered().items() if cls.__module__.startswith("metaeval.")]
     assert len(builtins) >= 24
     for name in builtins:
-        assert f"\n## {name}\n" in text, f"{name} missing: regenerate {path} with measures_markdown()"
+        assert f"\n## {name}\n" in text, (
+            f"{name} missing: regenerate {path} with measures_markdown()"
+        )
 
 
 def test_entry_point_group_registers_measures(monkeypatch, tmp_path):
@@ -145,17 +200,22 @@ def test_entry_point_group_registers_measures(monkeypatch, tmp_path):
         "class EntryPointOnes(Measure):\n"
         "    name = 'EntryPointOnes'\n"
         "    def _compute(self, tensor):\n"
-        "        return np.ones((tensor.n_runs, tensor.n_topics))\n")
+        "        return np.ones((tensor.n_runs, tensor.n_topics))\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
 
     class FakeEntryPoint:
         def load(self):
             import importlib
+
             return importlib.import_module("ep_measures_pkg")
 
     monkeypatch.setattr(plugins, "_loaded_entry_points", False)
-    monkeypatch.setattr(plugins, "entry_points",
-                        lambda group: [FakeEntryPoint()] if group == plugins.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(
+        plugins,
+        "entry_points",
+        lambda group: [FakeEntryPoint()] if group == plugins.ENTRY_POINT_GROUP else [],
+    )
     try:
         measure = metaeval.parse_measure("EntryPointOnes")
         frame = metaeval.evaluate({"s": {"q": {"d": 1.0}}}, {"q": {"d": 1}}, [measure])

@@ -29,14 +29,39 @@ load_plugin(PLUGIN)
 
 #: Parameterised variants on top of every registered measure with its defaults.
 VARIANTS = [
-    "AP@5", "AP(rel=2)", "P(rel=2)@3", "RR@3", "R@4", "Success@2", "Rprec(rel=2)",
-    "nDCG@5", "nDCG(gain=exp)", "nDCG(discount=jk,base=3)@4", "nDCG(discount=jk)",
-    "nDCG(gains={2:2.5})", "nCG@3", "nCG(gain=exp)",
-    "Q(beta=0.5)", "Q(rel=2)@5", "xGAP(g=(0,1,0))", "Q(gains={1:1,2:3,3:7})", "Q(beta=0)",
-    "RBP(p=0.5)", "RBP(p=0.95,gains={3:1,2:0.9,1:0.2})@6", "RBP_resid(p=0.95)@5",
-    "ERR@3", "nERR@4", "ERR(gains={1:1,2:2,3:4})",
-    "GAP(g=(0.2,0.3,0.5))", "xGAP(g=(0,0.4,0.6))", "eGAP(g=(0.5,0.5,0))", "GAP(g=(0,0,1))",
-    "Bpref(rel=2)", "Bpref_R(rel=2)", "Bpref_N(rel=2)", "infAP(rel=2)",
+    "AP@5",
+    "AP(rel=2)",
+    "P(rel=2)@3",
+    "RR@3",
+    "R@4",
+    "Success@2",
+    "Rprec(rel=2)",
+    "nDCG@5",
+    "nDCG(gain=exp)",
+    "nDCG(discount=jk,base=3)@4",
+    "nDCG(discount=jk)",
+    "nDCG(gains={2:2.5})",
+    "nCG@3",
+    "nCG(gain=exp)",
+    "Q(beta=0.5)",
+    "Q(rel=2)@5",
+    "xGAP(g=(0,1,0))",
+    "Q(gains={1:1,2:3,3:7})",
+    "Q(beta=0)",
+    "RBP(p=0.5)",
+    "RBP(p=0.95,gains={3:1,2:0.9,1:0.2})@6",
+    "RBP_resid(p=0.95)@5",
+    "ERR@3",
+    "nERR@4",
+    "ERR(gains={1:1,2:2,3:4})",
+    "GAP(g=(0.2,0.3,0.5))",
+    "xGAP(g=(0,0.4,0.6))",
+    "eGAP(g=(0.5,0.5,0))",
+    "GAP(g=(0,0,1))",
+    "Bpref(rel=2)",
+    "Bpref_R(rel=2)",
+    "Bpref_N(rel=2)",
+    "infAP(rel=2)",
     "RprecHalf(rel=2)",
 ]
 
@@ -78,27 +103,37 @@ def worlds(draw):
         if draw(st.booleans()) and t > 0:
             continue  # the runs do not answer this topic
         pool = list(judged) + list(unjudged) + unpooled
-        ranking = draw(st.permutations(pool))[:draw(st.integers(1, len(pool)))]
+        ranking = draw(st.permutations(pool))[: draw(st.integers(1, len(pool)))]
         runs["random"][topic] = ranking
         runs["ideal"][topic] = sorted(judged, key=lambda d: (-judged[d], d))
         # One swap of a judged pair (i < j) with grade[j] > grade[i].
-        pairs = [(i, j) for i in range(len(ranking)) for j in range(i + 1, len(ranking))
-                 if ranking[i] in judged and ranking[j] in judged
-                 and judged[ranking[j]] > judged[ranking[i]]]
+        pairs = [
+            (i, j)
+            for i in range(len(ranking))
+            for j in range(i + 1, len(ranking))
+            if ranking[i] in judged
+            and ranking[j] in judged
+            and judged[ranking[j]] > judged[ranking[i]]
+        ]
         swapped = list(ranking)
         if pairs:
             i, j = pairs[draw(st.integers(0, len(pairs) - 1))]
             swapped[i], swapped[j] = swapped[j], swapped[i]
         runs["swapped"][topic] = swapped
         # Insert unjudged documents: pooled-unjudged ones not yet ranked and new unpooled ones.
-        extra = [d for d in unjudged if d not in ranking] + [f"{topic}new{i}" for i in
-                                                             range(draw(st.integers(0, 3)))]
+        extra = [d for d in unjudged if d not in ranking] + [
+            f"{topic}new{i}" for i in range(draw(st.integers(0, 3)))
+        ]
         inserted = list(ranking)
         for d in extra:
             inserted.insert(draw(st.integers(0, len(inserted))), d)
         runs["inserted"][topic] = inserted
-    scored = {name: {t: {d: float(len(docs) - i) for i, d in enumerate(docs)}
-                     for t, docs in topics.items()} for name, topics in runs.items()}
+    scored = {
+        name: {
+            t: {d: float(len(docs) - i) for i, d in enumerate(docs)} for t, docs in topics.items()
+        }
+        for name, topics in runs.items()
+    }
     tensor = EvalTensor.build(RunSet.from_dict(scored), Qrels.from_dict(qrels))
     return tensor, qrels
 
@@ -111,8 +146,9 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 def test_properties_of_every_measure(world):
     tensor, qrels = world
     s = {name: i for i, name in enumerate(tensor.runs)}
-    full_grades = [all(any(g == k for g in qrels[t].values()) for k in (1, 2, 3))
-                   for t in tensor.topics]
+    full_grades = [
+        all(any(g == k for g in qrels[t].values()) for k in (1, 2, 3)) for t in tensor.topics
+    ]
     answered = tensor.answered[s["random"]]
     for m in MEASURES:
         values = m.compute(tensor)
@@ -134,11 +170,15 @@ def test_properties_of_every_measure(world):
         # by this test, kept in test_research.py::test_*_not_monotone_under_upward_swaps).
         if not ((m.name == "Q" and m.beta > 0) or m.name == "xGAP"):
             assert np.all(values[s["swapped"]] >= values[s["random"]] - 1e-12), (
-                str(m), values[s["random"]], values[s["swapped"]])
+                str(m),
+                values[s["random"]],
+                values[s["swapped"]],
+            )
 
         condensed = m.condensed().compute(tensor)
-        np.testing.assert_allclose(condensed[s["inserted"]], condensed[s["random"]],
-                                   rtol=1e-12, atol=1e-15, err_msg=str(m))
+        np.testing.assert_allclose(
+            condensed[s["inserted"]], condensed[s["random"]], rtol=1e-12, atol=1e-15, err_msg=str(m)
+        )
 
 
 @pytest.mark.parametrize("m", MEASURES, ids=str)
@@ -159,7 +199,21 @@ def test_ideal_graded_list_scores_one(grades, extra_top):
     ideal = sorted(docs, key=lambda d: (-docs[d], d))
     run = {"r": {"t": {d: float(len(ideal) - i) for i, d in enumerate(ideal)}}}
     tensor = EvalTensor.build(RunSet.from_dict(run), Qrels.from_dict({"t": docs}))
-    for text in ("nDCG", "nDCG(gain=exp)", "nDCG(discount=jk,base=3)", "nCG", "Q", "Q(beta=3)",
-                 "nERR", "GAP", "xGAP", "eGAP", "GAP(g=(0.1,0.2,0.7))", "xGAP(g=(0,0.5,0.5))",
-                 "Bpref_R", "Bpref_N", "AP(rel=3)"):
+    for text in (
+        "nDCG",
+        "nDCG(gain=exp)",
+        "nDCG(discount=jk,base=3)",
+        "nCG",
+        "Q",
+        "Q(beta=3)",
+        "nERR",
+        "GAP",
+        "xGAP",
+        "eGAP",
+        "GAP(g=(0.1,0.2,0.7))",
+        "xGAP(g=(0,0.5,0.5))",
+        "Bpref_R",
+        "Bpref_N",
+        "AP(rel=3)",
+    ):
         assert parse_measure(text).compute(tensor)[0, 0] == pytest.approx(1.0, abs=1e-12), text

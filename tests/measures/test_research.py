@@ -22,8 +22,12 @@ from metaeval.measures.graded import GAP, RBP, Q, RBP_resid, eGAP, xGAP
 
 def tensor_of(qrels: dict, lists: dict[str, dict[str, list[str]]]) -> EvalTensor:
     """Tensor of runs given as ranked doc-id lists per topic (scores descending)."""
-    runs = {name: {t: {d: float(len(docs) - i) for i, d in enumerate(docs)}
-                   for t, docs in topics.items()} for name, topics in lists.items()}
+    runs = {
+        name: {
+            t: {d: float(len(docs) - i) for i, d in enumerate(docs)} for t, docs in topics.items()
+        }
+        for name, topics in lists.items()
+    }
     return EvalTensor.build(RunSet.from_dict(runs), Qrels.from_dict(qrels))
 
 
@@ -54,7 +58,7 @@ def test_gap_family_limits_for_n_grade1_then_one_grade2(g1, g2):
             "xGAP": n * g1 / (n + 1) + (g1 / (n + 1) + g2) * (n * g1 + 1) / (n + 1),
             "eGAP": g1 + g2 / (n + 1),
         }
-        limits = {"GAP": 1.0, "xGAP": 1 - g2 ** 2, "eGAP": g1}
+        limits = {"GAP": 1.0, "xGAP": 1 - g2**2, "eGAP": g1}
         for name in errors:
             assert got[name] == pytest.approx(closed[name], rel=1e-12), (name, n)
             errors[name].append(abs(got[name] - limits[name]))
@@ -122,9 +126,11 @@ def test_step1_selection_probabilities():
     t = graded_list(grades)
     prec = _precision_given_pivot(grades, (0.5, 0.5))
     assert value("GAP(g=(0.5,0.5))", t)[0, 0] == pytest.approx(
-        sum(float(p) * c for p, c in zip(gap_pivot, prec)), rel=1e-12)
+        sum(float(p) * c for p, c in zip(gap_pivot, prec)), rel=1e-12
+    )
     assert value("xGAP(g=(0.5,0.5))", t)[0, 0] == pytest.approx(
-        sum(float(p) * c for p, c in zip(xgap_pivot, prec)), rel=1e-12)
+        sum(float(p) * c for p, c in zip(xgap_pivot, prec)), rel=1e-12
+    )
     # The share of threshold-2 users: g2 = 1/2 in eGAP's (and xGAP's) user model, but only
     # g2 R^(2) / sum_j g_j R^(j) = 1/12 in GAP's: GAP = 11/12 AP_1 + 1/12 AP_2 while
     # eGAP = 1/2 AP_1 + 1/2 AP_2.
@@ -144,7 +150,8 @@ def test_step1_selection_probabilities():
     assert sum(p for p, gr in zip(xgap_pivot, grades) if gr == 1) / half == Fraction(100, 110)
     prec = _precision_given_pivot(grades, (0.5, 0.5))
     assert value("xGAP(g=(0.5,0.5))", t)[0, 0] == pytest.approx(
-        sum(float(p) * c for p, c in zip(xgap_pivot, prec)), rel=1e-12)
+        sum(float(p) * c for p, c in zip(xgap_pivot, prec)), rel=1e-12
+    )
 
     # 100/110, first reading: n = 100, g = (0.1, 0.9).
     g1, g2 = Fraction(1, 10), Fraction(9, 10)
@@ -156,7 +163,8 @@ def test_step1_selection_probabilities():
     prec = _precision_given_pivot(grades, (0.1, 0.9))
     pivot = [float(big_g[1] / (100 * big_g[1] + big_g[2]))] * 100 + [float(1 - p_grade1)]
     assert value("GAP(g=(0.1,0.9))", t)[0, 0] == pytest.approx(
-        sum(p * c for p, c in zip(pivot, prec)), rel=1e-12)
+        sum(p * c for p, c in zip(pivot, prec)), rel=1e-12
+    )
 
 
 # ============================================================================ reference code
@@ -186,8 +194,11 @@ def r_at_least(counts, j):
 
 
 def ref_egap(grades, counts, g):
-    return sum(g[j - 1] * ref_ap(grades, r_at_least(counts, j), rel=j)
-               for j in range(1, len(g) + 1) if r_at_least(counts, j) > 0)
+    return sum(
+        g[j - 1] * ref_ap(grades, r_at_least(counts, j), rel=j)
+        for j in range(1, len(g) + 1)
+        if r_at_least(counts, j) > 0
+    )
 
 
 def ref_xgap(grades, counts, g):
@@ -195,8 +206,9 @@ def ref_xgap(grades, counts, g):
     lead = next((i for i, v in enumerate(g) if v > 0), len(g))  # J
 
     def a(k):
-        return sum(g[j - 1] / r_at_least(counts, j) for j in range(1, k + 1)
-                   if r_at_least(counts, j) > 0)
+        return sum(
+            g[j - 1] / r_at_least(counts, j) for j in range(1, k + 1) if r_at_least(counts, j) > 0
+        )
 
     total = 0.0
     for n, i_n in enumerate(grades, start=1):
@@ -210,13 +222,14 @@ def ref_xgap(grades, counts, g):
 def ref_q(grades, counts, beta=1.0, gains=None, rel=1):
     gains = gains or {k: float(k) for k in range(10)}
     gain = lambda gr: gains.get(gr, float(gr)) if gr is not None and gr >= rel else 0.0  # noqa
-    ideal = sorted((gain(gr) for gr, c in counts.items() for _ in range(c) if gr >= rel),
-                   reverse=True)
+    ideal = sorted(
+        (gain(gr) for gr, c in counts.items() for _ in range(c) if gr >= rel), reverse=True
+    )
     r_count = len(ideal)
     total, hits, cg = 0.0, 0, 0.0
     for r, gr in enumerate(grades, start=1):
         cg += gain(gr)
-        cg_star = sum(ideal[:min(r, r_count)])
+        cg_star = sum(ideal[: min(r, r_count)])
         if gr is not None and gr >= rel:
             hits += 1
             total += (hits + beta * cg) / (r + beta * cg_star)
@@ -224,20 +237,23 @@ def ref_q(grades, counts, beta=1.0, gains=None, rel=1):
 
 
 def ref_rbp(grades, p, top):
-    return (1 - p) * sum((gr or 0) / top * p ** (r - 1) for r, gr in enumerate(grades, start=1)
-                         ) if top else 0.0
+    return (
+        (1 - p) * sum((gr or 0) / top * p ** (r - 1) for r, gr in enumerate(grades, start=1))
+        if top
+        else 0.0
+    )
 
 
 def ref_rbp_resid(grades, p):
     d = len(grades)
-    return p ** d + (1 - p) * sum(p ** (r - 1) for r, gr in enumerate(grades, start=1) if gr is None)
+    return p**d + (1 - p) * sum(p ** (r - 1) for r, gr in enumerate(grades, start=1) if gr is None)
 
 
 def ref_err(grades, top, k=None):
     grades = grades[:k] if k else grades
     total, reach = 0.0, 1.0
     for r, gr in enumerate(grades, start=1):
-        stop = (2 ** (gr or 0) - 1) / 2 ** top
+        stop = (2 ** (gr or 0) - 1) / 2**top
         total += reach * stop / r
         reach *= 1 - stop
     return total
@@ -273,7 +289,7 @@ def random_world():
     rng = np.random.default_rng(20100719)
     qrels, lists, truth = {}, {f"run{s}": {} for s in range(4)}, {}
     for t in range(6):
-        top = 3 if t < 4 else 1 + t % 2          # topics 4, 5 lack the higher grades
+        top = 3 if t < 4 else 1 + t % 2  # topics 4, 5 lack the higher grades
         grades = rng.integers(0, top + 1, size=int(rng.integers(8, 30)))
         docs = {f"t{t}d{i}": int(gr) for i, gr in enumerate(grades)}
         docs |= {f"t{t}u{i}": -1 for i in range(3)}
@@ -326,8 +342,9 @@ REFERENCE_CASES = [
 def test_against_reference_implementation(random_world, measure, reference):
     tensor, truth = random_world
     got = value(measure, tensor)
-    expected = np.array([[reference(*truth[s, t]) for t in range(tensor.n_topics)]
-                         for s in range(tensor.n_runs)])
+    expected = np.array(
+        [[reference(*truth[s, t]) for t in range(tensor.n_topics)] for s in range(tensor.n_runs)]
+    )
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
     assert np.any(expected > 0)
 
@@ -357,8 +374,9 @@ def test_gap_family_with_all_mass_on_k_is_ap_at_threshold_k(random_world, family
     tensor, _ = random_world
     g = tuple(1.0 if j == k else 0.0 for j in (1, 2, 3))
     expected = value(f"AP(rel={k})", tensor)
-    np.testing.assert_allclose(parse_measure(f"{family}(g={g})").compute(tensor), expected,
-                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        parse_measure(f"{family}(g={g})").compute(tensor), expected, rtol=1e-12, atol=1e-15
+    )
     assert expected.max() > 0
 
 
@@ -372,8 +390,9 @@ def test_gap_binary_qrels_default_is_ap():
 def test_q_beta_zero_is_ap(random_world):
     tensor, _ = random_world
     np.testing.assert_allclose(value("Q(beta=0)", tensor), value("AP", tensor), rtol=1e-12)
-    np.testing.assert_allclose(value("Q(beta=0,rel=2)", tensor), value("AP(rel=2)", tensor),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        value("Q(beta=0,rel=2)", tensor), value("AP(rel=2)", tensor), rtol=1e-12
+    )
     assert not np.allclose(value("Q", tensor), value("AP", tensor))
 
 
@@ -401,8 +420,9 @@ def test_q_not_monotone_under_upward_swaps():
     the definition (Sakai; NTCIREVAL), not an implementation error.
     """
     qrels = {"t": {"n1": 0, "n2": 0, "hi": 3, "lo": 1}}
-    t = tensor_of(qrels, {"before": {"t": ["n1", "n2", "hi", "lo"]},
-                          "after": {"t": ["n1", "lo", "hi", "n2"]}})
+    t = tensor_of(
+        qrels, {"before": {"t": ["n1", "n2", "hi", "lo"]}, "after": {"t": ["n1", "lo", "hi", "n2"]}}
+    )
     q = value("Q", t)[:, 0]
     assert q[0] == pytest.approx((4 / 7 + 3 / 4) / 2)
     assert q[1] == pytest.approx((1 / 3 + 6 / 7) / 2)
@@ -441,9 +461,11 @@ def test_q_padding_beyond_r():
 
 
 P_VALUES = (0.5, 0.8, 0.95)
-O8 = {0.5: {1: .5, 2: .75, 5: .9688, 10: .9990, 20: 1.0, 50: 1.0},
-      0.8: {1: .2, 2: .36, 5: .6723, 10: .8926, 20: .9885, 50: 1.0},
-      0.95: {1: .05, 2: .0975, 5: .2262, 10: .4013, 20: .6415, 50: .9231}}
+O8 = {
+    0.5: {1: 0.5, 2: 0.75, 5: 0.9688, 10: 0.9990, 20: 1.0, 50: 1.0},
+    0.8: {1: 0.2, 2: 0.36, 5: 0.6723, 10: 0.8926, 20: 0.9885, 50: 1.0},
+    0.95: {1: 0.05, 2: 0.0975, 5: 0.2262, 10: 0.4013, 20: 0.6415, 50: 0.9231},
+}
 
 
 @pytest.mark.parametrize("p", P_VALUES)
@@ -451,17 +473,30 @@ def test_rbp_ideal_list_oracle_o8(p):
     for n_rel, expected in O8[p].items():
         t = graded_list([1] * n_rel, extra_judged={"z": 0})
         got = RBP(p=p).compute(t)[0, 0]
-        assert got == pytest.approx(1 - p ** n_rel, rel=1e-12)
+        assert got == pytest.approx(1 - p**n_rel, rel=1e-12)
         assert round(got, 4) == pytest.approx(expected, abs=1e-4)
         # The ideal list is fully judged: only the tail p^R is left.
-        assert RBP_resid(p=p).compute(t)[0, 0] == pytest.approx(p ** n_rel, rel=1e-12)
+        assert RBP_resid(p=p).compute(t)[0, 0] == pytest.approx(p**n_rel, rel=1e-12)
 
 
 def test_rbp_graded_gain_is_grade_over_top_grade():
     t = tensor_of({"t": {"a": 3, "b": 1, "c": 0}}, {"r": {"t": ["b", "a"]}})
     p = 0.5
     assert value("RBP(p=0.5)", t)[0, 0] == pytest.approx((1 - p) * (1 / 3 + 1 * p))
-    assert value("RBP(p=0.5,gains={1:0.5})", t)[0, 0] == pytest.approx((1 - p) * (0.5 + p))
+    # raw gains, divided by the highest gain: grade 1 -> 0.5, grade 3 keeps 3, so 0.5 / 3
+    assert value("RBP(p=0.5,gains={1:0.5})", t)[0, 0] == pytest.approx((1 - p) * (0.5 / 3 + p))
+
+
+def test_rbp_takes_raw_gains_like_sakai_and_kando():
+    # Sakai & Kando (2008): gains relevant 1, highly relevant 3, RBP divided by the highest (3)
+    t = tensor_of({"t": {"a": 2, "b": 1, "c": 0, "d": 1}}, {"r": {"t": ["c", "b", "a", "d"]}})
+    for p in (0.5, 0.8, 0.95):
+        expected = (1 - p) * (1 / 3 * p + 3 / 3 * p**2 + 1 / 3 * p**3)
+        assert value(f"RBP(p={p},gains={{1:1,2:3}})", t)[0, 0] == pytest.approx(expected)
+    # the same shape at any scale: gains {1:2,2:6} are {1:1,2:3} twice over
+    assert value("RBP(gains={1:2,2:6})", t)[0, 0] == pytest.approx(
+        value("RBP(gains={1:1,2:3})", t)[0, 0]
+    )
 
 
 def test_rbp_residual_nothing_judged_beyond_depth_10():
@@ -471,8 +506,8 @@ def test_rbp_residual_nothing_judged_beyond_depth_10():
     for tail in (0, 20):
         ranking = list(judged) + [f"x{i}" for i in range(tail)]
         t = tensor_of({"t": judged}, {"r": {"t": ranking}})
-        assert value("RBP_resid(p=0.95)", t)[0, 0] == pytest.approx(0.95 ** 10, rel=1e-12)
-    assert round(0.95 ** 10, 4) == 0.5987
+        assert value("RBP_resid(p=0.95)", t)[0, 0] == pytest.approx(0.95**10, rel=1e-12)
+    assert round(0.95**10, 4) == 0.5987
     # A list with nothing judged at all leaves everything unknown.
     t = tensor_of({"t": {"judged": 1}}, {"r": {"t": [f"x{i}" for i in range(10)]}})
     assert value("RBP_resid(p=0.95)", t)[0, 0] == pytest.approx(1.0)
@@ -483,11 +518,11 @@ def test_rbp_residual_counts_unjudged_and_tail():
     # ranks: rel, unpooled, nonrel, pooled-unjudged(-1); d = 4.
     t = tensor_of({"t": {"a": 1, "c": 0, "u": -1}}, {"r": {"t": ["a", "x", "c", "u"]}})
     p = 0.8
-    expected = p ** 4 + (1 - p) * (p ** 1 + p ** 3)
+    expected = p**4 + (1 - p) * (p**1 + p**3)
     assert value("RBP_resid", t)[0, 0] == pytest.approx(expected)
     assert value("RBP.resid(p=0.8)", t)[0, 0] == pytest.approx(expected)
     # Cut at 2: d = 2, one unknown rank inside.
-    assert value("RBP_resid@2", t)[0, 0] == pytest.approx(p ** 2 + (1 - p) * p)
+    assert value("RBP_resid@2", t)[0, 0] == pytest.approx(p**2 + (1 - p) * p)
     # Unanswered topic: nothing seen, residual 1.
     t2 = tensor_of({"t": {"a": 1}, "t2": {"b": 1}}, {"r": {"t": ["a"]}})
     assert value("RBP_resid", t2)[0, 1] == 1.0
@@ -510,10 +545,22 @@ def test_err_binary_is_half_stop_probability():
 
 def test_bpref_variants_oracle_o10():
     # Retrieved: 1 non-relevant, then 4 relevant; unretrieved: 3 non-relevant, 2 relevant.
-    qrels = {"t": {"n0": 0, "n1": 0, "n2": 0, "n3": 0,
-                   "r0": 1, "r1": 1, "r2": 1, "r3": 1, "r4": 1, "r5": 1}}
+    qrels = {
+        "t": {
+            "n0": 0,
+            "n1": 0,
+            "n2": 0,
+            "n3": 0,
+            "r0": 1,
+            "r1": 1,
+            "r2": 1,
+            "r3": 1,
+            "r4": 1,
+            "r5": 1,
+        }
+    }
     t = tensor_of(qrels, {"r": {"t": ["n0", "r0", "r1", "r2", "r3"]}})
-    assert value("Bpref", t)[0, 0] == pytest.approx(0.5)            # 4 * (1 - 1/4) / 6
+    assert value("Bpref", t)[0, 0] == pytest.approx(0.5)  # 4 * (1 - 1/4) / 6
     assert value("Bpref_R", t)[0, 0] == pytest.approx(4 * (1 - 1 / 6) / 6)
     assert value("Bpref_N", t)[0, 0] == pytest.approx(4 * (1 - 1 / 4) / 6)
 
@@ -531,7 +578,7 @@ def test_bpref_variants_differ_with_many_nonrelevant():
 def test_no_user_finds_anything_relevant_scores_zero():
     t = graded_list([1, 2, 0, 1])  # qrels grades 0..2
     for family in ("GAP", "xGAP", "eGAP"):
-        assert value(f"{family}(g=(0,0,1))", t)[0, 0] == 0.0      # len(g) > c: nobody at 3
+        assert value(f"{family}(g=(0,0,1))", t)[0, 0] == 0.0  # len(g) > c: nobody at 3
         assert value(f"{family}(g=(0,1))", t)[0, 0] > 0
     t0 = tensor_of({"t": {"a": 0, "b": 0}}, {"r": {"t": ["a", "b"]}})
     for m in ("GAP", "xGAP", "eGAP", "Q", "RBP", "ERR", "nERR", "Bpref_R", "Bpref_N"):
@@ -542,9 +589,11 @@ def test_longer_g_means_extra_thresholds_without_documents():
     t = graded_list([2, 1, 0, 1])  # grades 0..2, c = 2
     # Users with threshold 3 find nothing: eGAP drops their term, GAP ignores them.
     assert value("eGAP(g=(0.5,0.25,0.25))", t)[0, 0] == pytest.approx(
-        0.75 * value("eGAP(g=(0.6666666666666666,0.3333333333333334))", t)[0, 0])
+        0.75 * value("eGAP(g=(0.6666666666666666,0.3333333333333334))", t)[0, 0]
+    )
     assert value("GAP(g=(0.5,0.25,0.25))", t)[0, 0] == pytest.approx(
-        value("GAP(g=(0.6666666666666666,0.3333333333333334))", t)[0, 0])
+        value("GAP(g=(0.6666666666666666,0.3333333333333334))", t)[0, 0]
+    )
 
 
 def test_shorter_g_than_grades_is_an_error():
@@ -553,29 +602,44 @@ def test_shorter_g_than_grades_is_an_error():
         value("GAP(g=(0.5,0.5))", t)
 
 
-@pytest.mark.parametrize("text, match", [
-    ("GAP(g=(0.5,0.6))", "g must sum to 1"),
-    ("xGAP(g=(1.5,-0.5))", "non-negative"),
-    ("eGAP(g=())", "g is empty"),
-    ("GAP(g=abc)", "g must"),
-    ("RBP(p=1)", "p must be a number"),
-    ("RBP(p=0)", "p must be a number"),
-    ("RBP_resid(p=1.5)", "p must be a number"),
-    ("RBP(gains={1:2})", r"gains values must be finite numbers \[0, 1\]"),
-    ("Q(beta=-1)", "beta must be"),
-    ("Q(rel=0)", "rel must be an integer >= 1"),
-    ("ERR(gains={1:-3})", "gains values"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("GAP(g=(0.5,0.6))", "g must sum to 1"),
+        ("xGAP(g=(1.5,-0.5))", "non-negative"),
+        ("eGAP(g=())", "g is empty"),
+        ("GAP(g=abc)", "g must"),
+        ("RBP(p=1)", "p must be a number"),
+        ("RBP(p=0)", "p must be a number"),
+        ("RBP_resid(p=1.5)", "p must be a number"),
+        ("RBP(gains={1:-2})", r"gains values must be finite numbers \[0, 1e\+12\]"),
+        ("Q(beta=1e308)", r"beta must be a finite number in \[0, 1e\+12\]"),
+        ("nDCG(gains={1:1e300})", r"gains values must be finite numbers \[0, 1e\+12\]"),
+        ("Q(beta=-1)", "beta must be"),
+        ("Q(rel=0)", "rel must be an integer >= 1"),
+        ("ERR(gains={1:-3})", "gains values"),
+    ],
+)
 def test_bad_parameters(text, match):
     with pytest.raises(ValueError, match=match):
         parse_measure(text)
 
 
 def test_names_round_trip():
-    for m in (GAP(g=(0.1, 0.9)), xGAP(g=(0, 1)), eGAP(), Q(beta=0.5, gains={1: 1, 2: 5}),
-              RBP(p=0.95, cutoff=10), RBP_resid(p=0.5), parse_measure("nERR'@20")):
+    for m in (
+        GAP(g=(0.1, 0.9)),
+        xGAP(g=(0, 1)),
+        eGAP(),
+        Q(beta=0.5, gains={1: 1, 2: 5}),
+        RBP(p=0.95, cutoff=10),
+        RBP_resid(p=0.5),
+        parse_measure("nERR'@20"),
+    ):
         assert parse_measure(str(m)) == m
-    assert str(GAP(g=(1, 0))) == "GAP(g=(1.0,0.0))"
+    # One spelling everywhere: whole numbers print without ".0", as users write them.
+    assert str(GAP(g=(1, 0))) == "GAP(g=(1,0))"
+    assert str(parse_measure("Q(gains={1:1.0,2:3},beta=1)")) == "Q(gains={1:1,2:3})"
+    assert str(parse_measure("RBP(p=0.50)")) == "RBP(p=0.5)"
     assert parse_measure("gap") == GAP()
     assert math.isclose(sum(GAP(g=(0.1, 0.2, 0.7)).g), 1.0)
 
@@ -584,17 +648,22 @@ def test_names_round_trip():
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "data" / "trec_eval-fixtures"
 
 
-@pytest.mark.parametrize("qrels_file, rbp, resid", [
-    # METHODS.md O1 (trec_eval -m all_trec -q, out.test.aq) and O2 (out.test.aql).
-    ("qrels.test", (.1861, .7628, .0212), (.0610, .0001, 0.0)),
-    # Graded qrels (grades 0..4): trec_eval rescales gains per topic, metaeval divides by the
-    # highest grade of the qrels (METHODS §0), so only topic 301 (whose top grade is 4) agrees.
-    ("qrels.rel_level", (.0465, None, None), (.0610, .0001, .4226)),
-])
+@pytest.mark.parametrize(
+    "qrels_file, rbp, resid",
+    [
+        # METHODS.md O1 (trec_eval -m all_trec -q, out.test.aq) and O2 (out.test.aql).
+        ("qrels.test", (0.1861, 0.7628, 0.0212), (0.0610, 0.0001, 0.0)),
+        # Graded qrels (grades 0..4): trec_eval rescales gains per topic, metaeval divides by the
+        # highest grade of the qrels (METHODS §0), so only topic 301 (whose top grade is 4) agrees.
+        ("qrels.rel_level", (0.0465, None, None), (0.0610, 0.0001, 0.4226)),
+    ],
+)
 def test_rbp_against_trec_eval_fixtures(qrels_file, rbp, resid):
     if not (FIXTURES / qrels_file).is_file():
         pytest.skip(f"trec_eval fixtures not found at {FIXTURES}")
-    tensor = EvalTensor.build(read_run(FIXTURES / "results.test"), read_qrels(FIXTURES / qrels_file))
+    tensor = EvalTensor.build(
+        read_run(FIXTURES / "results.test"), read_qrels(FIXTURES / qrels_file)
+    )
     assert list(tensor.topics[:3]) == ["301", "302", "303"]
     got_rbp = value("RBP(p=0.9)", tensor)[0]
     got_resid = value("RBP_resid(p=0.9)", tensor)[0]
@@ -603,4 +672,4 @@ def test_rbp_against_trec_eval_fixtures(qrels_file, rbp, resid):
             assert round(got_rbp[t], 4) == pytest.approx(rbp[t], abs=1e-12), t
         assert round(got_resid[t], 4) == pytest.approx(resid[t], abs=1e-12), t
     if qrels_file == "qrels.test":
-        assert round(got_rbp.mean(), 4) == pytest.approx(.3234, abs=1e-12)
+        assert round(got_rbp.mean(), 4) == pytest.approx(0.3234, abs=1e-12)

@@ -41,7 +41,24 @@ def test_discriminate_prints_power_and_writes_plot(trec_files, tmp_path):
     qrels, runs = trec_files
     png = tmp_path / "asl.png"
     res = runner.invoke(
-        app, ["discriminate", qrels, *runs, "-m", "AP", "-m", "P@5", "-B", "200", "--seed", "3", "--plot", str(png), "--format", "json"]
+        app,
+        [
+            "discriminate",
+            qrels,
+            *runs,
+            "-m",
+            "AP",
+            "-m",
+            "P@5",
+            "-B",
+            "200",
+            "--seed",
+            "3",
+            "--plot",
+            str(png),
+            "--format",
+            "json",
+        ],
     )
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
@@ -53,13 +70,33 @@ def test_discriminate_prints_power_and_writes_plot(trec_files, tmp_path):
     assert ap["diff_required"] > 0
     assert png.stat().st_size > 1000
     # same seed, same numbers
-    again = runner.invoke(app, ["discriminate", qrels, *runs, "-m", "AP", "-m", "P@5", "-B", "200", "--seed", "3", "--format", "json"])
+    again = runner.invoke(
+        app,
+        [
+            "discriminate",
+            qrels,
+            *runs,
+            "-m",
+            "AP",
+            "-m",
+            "P@5",
+            "-B",
+            "200",
+            "--seed",
+            "3",
+            "--format",
+            "json",
+        ],
+    )
     assert json.loads(again.stdout) == rows
 
 
 def test_discriminate_tukey_table(trec_files):
     qrels, runs = trec_files
-    res = runner.invoke(app, ["discriminate", qrels, *runs, "-m", "AP", "--method", "tukey", "-B", "500", "--seed", "1"])
+    res = runner.invoke(
+        app,
+        ["discriminate", qrels, *runs, "-m", "AP", "--method", "tukey", "-B", "500", "--seed", "1"],
+    )
     assert res.exit_code == 0, res.output
     assert "tukey" in res.stdout and "diff_required" in res.stdout and "500" in res.stdout
 
@@ -67,18 +104,55 @@ def test_discriminate_tukey_table(trec_files):
 def test_compare_pairwise_table(trec_files):
     qrels, runs = trec_files
     res = runner.invoke(
-        app, ["compare", qrels, *runs, "-m", "AP", "--test", "randomization", "-B", "4096", "--seed", "2", "--format", "json"]
+        app,
+        [
+            "compare",
+            qrels,
+            *runs,
+            "-m",
+            "AP",
+            "--test",
+            "randomization",
+            "-B",
+            "4096",
+            "--seed",
+            "2",
+            "--format",
+            "json",
+        ],
     )
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
     assert len(rows) == 3
-    assert set(rows[0]) >= {"measure", "system_a", "system_b", "p_value", "p_adjusted", "effect_size"}
+    assert set(rows[0]) >= {
+        "measure",
+        "system_a",
+        "system_b",
+        "p_value",
+        "p_adjusted",
+        "effect_size",
+    }
     gb = next(r for r in rows if {r["system_a"], r["system_b"]} == {"good", "bad"})
     # 12 topics, 2^12 = 4096 <= B: exact. 'good' beats 'bad' on every topic, so only the
     # identity and the all-flipped sign vectors reach the observed |mean|: p = 2 / 4096.
     assert gb["p_value"] == pytest.approx(2 / 4096, abs=1e-9)  # JSON keeps 10 decimals
     assert gb["significant"] is True
-    base = runner.invoke(app, ["compare", qrels, *runs, "-m", "AP", "--baseline", "mid", "--correction", "none", "--format", "json"])
+    base = runner.invoke(
+        app,
+        [
+            "compare",
+            qrels,
+            *runs,
+            "-m",
+            "AP",
+            "--baseline",
+            "mid",
+            "--correction",
+            "none",
+            "--format",
+            "json",
+        ],
+    )
     assert base.exit_code == 0, base.output
     assert all(r["system_b"] == "mid" for r in json.loads(base.stdout))
 

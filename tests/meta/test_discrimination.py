@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from metaeval.meta._resampling import bootstrap_core as _bootstrap_core
 from metaeval.meta._testing import null_scores
 from metaeval.meta.discrimination import (
-    _bootstrap_core,
     asl_curve_frame,
     discriminative_power,
     plot_asl_curves,
@@ -174,7 +174,8 @@ def test_dataframe_input_is_pivoted():
     X = rng.random((3, 8))
     runs = ["r_b", "r_a", "r_c"]
     tidy = pd.DataFrame(
-        [(runs[s], f"q{t}", X[s, t]) for s in range(3) for t in range(8)], columns=["run", "topic", "value"]
+        [(runs[s], f"q{t}", X[s, t]) for s in range(3) for t in range(8)],
+        columns=["run", "topic", "value"],
     )
     res = discriminative_power(tidy.sample(frac=1, random_state=0), B=200, rng=1)
     assert res.systems == ("r_a", "r_b", "r_c")

@@ -39,9 +39,12 @@ def collection(request):
     from metaeval.meta.discrimination import discriminative_power
 
     runs = metaeval.read_runs(sorted(str(p) for p in (folder / "runs").glob("*.gz")))
-    frame = metaeval.evaluate(runs, metaeval.read_qrels(str(folder / "qrels.txt")), MEASURES, per_topic=True)
+    frame = metaeval.evaluate(
+        runs, metaeval.read_qrels(str(folder / "qrels.txt")), MEASURES, per_topic=True
+    )
     results = {
-        m: discriminative_power(frame[frame["measure"] == m], B=1000, alpha=0.05, rng=12345) for m in MEASURES
+        m: discriminative_power(frame[frame["measure"] == m], B=1000, alpha=0.05, rng=12345)
+        for m in MEASURES
     }
     return request.param, results
 

@@ -62,7 +62,8 @@ def test_dataframes_are_aligned_by_run_and_topic():
 
     def tidy(X):
         return pd.DataFrame(
-            [(runs[s], f"t{t:02d}", X[s, t]) for s in range(4) for t in range(30)], columns=["run", "topic", "value"]
+            [(runs[s], f"t{t:02d}", X[s, t]) for s in range(4) for t in range(30)],
+            columns=["run", "topic", "value"],
         )
 
     reduced = full + np.random.default_rng(5).normal(0, 0.05, full.shape)
@@ -80,7 +81,9 @@ def test_validation():
         significance_inconsistency(full, full, alpha=1.0, rng=0)
     with pytest.raises(ValueError, match="reduced_scores"):
         significance_inconsistency(full, np.full_like(full, np.nan), rng=0)
-    f = pd.DataFrame({"run": ["a", "a", "b", "b"], "topic": [1, 2, 1, 2], "value": [0.1, 0.2, 0.3, 0.4]})
+    f = pd.DataFrame(
+        {"run": ["a", "a", "b", "b"], "topic": [1, 2, 1, 2], "value": [0.1, 0.2, 0.3, 0.4]}
+    )
     g = f.assign(run=["a", "a", "c", "c"])
     with pytest.raises(ValueError, match="same systems"):
         significance_inconsistency(f, g, rng=0)

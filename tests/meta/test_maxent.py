@@ -1,8 +1,8 @@
 """Tests of metaeval.meta.maxent: expectations, the maximum-entropy solver, curves.
 
-Reference values come from exact enumeration over all outcomes of small lists, from
-METHODS.md section 8 O9, from closed-form two-level solutions of the linear problems, and
-from scipy's SLSQP on the same optimisation problem.
+Reference values come from exact enumeration over all outcomes of small lists, from the
+oracle O9 of docs/methods.md §8, from closed-form two-level solutions of the linear problems,
+and from scipy's SLSQP on the same optimisation problem.
 """
 
 import itertools
@@ -196,13 +196,16 @@ def test_binary_ndcg_is_graded_ndcg_with_one_grade():
     p = rng.uniform(0, 1, 15)
     P = np.stack([1 - p, p], -1)
     for k in (None, 4):
-        assert GradedNDCG(k=k).value(P, [6]) == pytest.approx(BinaryNDCG(k=k).value(p, 6), abs=1e-14)
+        assert GradedNDCG(k=k).value(P, [6]) == pytest.approx(
+            BinaryNDCG(k=k).value(p, 6), abs=1e-14
+        )
 
 
 def test_expectation_for_names_and_parameters():
     assert isinstance(expectation_for("AP"), AveragePrecision)
     assert expectation_for("P@10").k == 10
-    assert isinstance(expectation_for("R-prec"), RPrecision)
+    # names are read by parse_measure, the one parser: "R-prec" is written "Rprec" there
+    assert isinstance(expectation_for("Rprec"), RPrecision)
     assert isinstance(expectation_for("RR"), ReciprocalRank)
     assert expectation_for("nDCG@20") == BinaryNDCG(k=20)
     assert expectation_for("nDCG", graded=True) == GradedNDCG()
@@ -210,12 +213,15 @@ def test_expectation_for_names_and_parameters():
     assert expectation_for("GAP") == GradedAP()
     with pytest.raises(ValueError, match="bpref"):
         expectation_for("bpref")
-    # metaeval measure objects map to their expectation (nDCG and GAP are graded there)
+    # metaeval measure objects map to their expectation as their names do; nDCG is graded
+    # on graded qrels (n_grades > 2) or on request, GAP always
     from metaeval.measures import parse_measure
 
     assert expectation_for(parse_measure("AP(rel=2)")) == AveragePrecision()
     assert expectation_for(parse_measure("P@5")) == PrecisionAt(5)
-    assert expectation_for(parse_measure("nDCG@10")) == GradedNDCG(k=10)
+    assert expectation_for(parse_measure("nDCG@10"), n_grades=4) == GradedNDCG(k=10)
+    assert expectation_for(parse_measure("nDCG@10"), graded=True) == GradedNDCG(k=10)
+    assert expectation_for(parse_measure("nDCG@20")) == expectation_for("nDCG@20")
     assert expectation_for(parse_measure("GAP(g=(0.5,0.5))")) == GradedAP(g=(0.5, 0.5))
     with pytest.raises(ValueError, match="expectation"):
         expectation_for(parse_measure("bpref"))
@@ -316,7 +322,7 @@ def test_batch_equals_single_and_is_deterministic():
     for i in range(3):
         s = maxent_distribution("AP", values[i], length=lengths[i], n_relevant=R[i])
         np.testing.assert_allclose(b1.p[i, : lengths[i]], s.p, atol=1e-9)
-        assert (b1.p[i, lengths[i]:] == 0).all()
+        assert (b1.p[i, lengths[i] :] == 0).all()
 
 
 def test_higher_ap_never_lowers_inferred_precision_at_rank_one():
@@ -386,8 +392,15 @@ def slsqp_binary(exp, v, N, R, m, x0):
         {"type": "eq", "fun": lambda p: exp.value(p, R) - v, "jac": lambda p: exp.grad(p, R)},
         {"type": "eq", "fun": lambda p: p.sum() - m, "jac": lambda p: np.ones_like(p)},
     ]
-    res = minimize(negH, x0, jac=negH_grad, constraints=cons, bounds=[(1e-12, 1 - 1e-12)] * N,
-                   method="SLSQP", options={"ftol": 1e-15, "maxiter": 500})
+    res = minimize(
+        negH,
+        x0,
+        jac=negH_grad,
+        constraints=cons,
+        bounds=[(1e-12, 1 - 1e-12)] * N,
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 500},
+    )
     return res.x
 
 
@@ -401,14 +414,23 @@ def slsqp_graded(exp, v, N, R, m, x0):
         return np.sum(x * np.log(x))
 
     cons = [
-        {"type": "eq", "fun": lambda x: exp.value(unpack(x), R) - v,
-         "jac": lambda x: exp.grad(unpack(x), R).ravel()},
+        {
+            "type": "eq",
+            "fun": lambda x: exp.value(unpack(x), R) - v,
+            "jac": lambda x: exp.grad(unpack(x), R).ravel(),
+        },
         {"type": "eq", "fun": lambda x: unpack(x).sum(1) - 1},
         {"type": "eq", "fun": lambda x: unpack(x)[:, 1:].sum(0) - m},
     ]
-    res = minimize(negH, x0.ravel(), jac=lambda x: np.log(x) + 1, constraints=cons,
-                   bounds=[(1e-12, 1)] * (N * G1), method="SLSQP",
-                   options={"ftol": 1e-15, "maxiter": 2000})
+    res = minimize(
+        negH,
+        x0.ravel(),
+        jac=lambda x: np.log(x) + 1,
+        constraints=cons,
+        bounds=[(1e-12, 1)] * (N * G1),
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 2000},
+    )
     return unpack(res.x)
 
 
@@ -431,7 +453,7 @@ def interior_binary_problem(rng, exp):
 def test_binary_solver_matches_slsqp(name):
     rng = np.random.default_rng(len(name))
     exp = expectation_for(name)
-    for trial in range(2):
+    for _trial in range(2):
         N, R, m, v, r = interior_binary_problem(rng, exp)
         assert r.converged
         assert abs(r.measure_residual) < 1e-8 and abs(r.count_residual) < 1e-8
@@ -459,7 +481,7 @@ def test_boundary_solution_beats_slsqp():
 def test_graded_solver_matches_slsqp(name):
     rng = np.random.default_rng(len(name))
     exp = expectation_for(name, graded=True) if name == "nDCG" else expectation_for(name)
-    for trial in range(2):
+    for _trial in range(2):
         N = int(rng.integers(12, 25))
         R = rng.integers(1, 5, 3)
         labels = np.zeros(N, int)
@@ -517,3 +539,163 @@ def test_threshold_probabilities_and_inferred_measures():
     # inferred P@10 from the max-ent distribution of an AP value is its expectation
     r = maxent_distribution("AP", 0.5, length=50, n_relevant=8)
     assert expectation_for("P@10").value(r.p, 8) == pytest.approx(r.p[:10].mean())
+
+
+# ---------------------------------------------------------------------------------------
+# one map from a metaeval measure to its expectation
+# ---------------------------------------------------------------------------------------
+
+
+def graded_tensor(seed=0):
+    """A small graded collection (grades 0..3) with three runs, and its tensor."""
+    from metaeval.engine import EvalTensor
+    from metaeval.evaluation import as_qrels, as_runset
+
+    rng = np.random.default_rng(seed)
+    qrels, runs = {}, {"a": {}, "b": {}, "c": {}}
+    for t in range(3):
+        grades = rng.choice(4, size=30, p=[0.5, 0.2, 0.2, 0.1])
+        grades[:3] = [1, 2, 3]
+        docs = [f"d{t}_{i}" for i in range(30)]
+        qrels[f"q{t}"] = dict(zip(docs, map(int, grades)))
+        for name, noise in (("a", 0.5), ("b", 2.0), ("c", 20.0)):
+            top = np.argsort(-(grades + rng.normal(0, noise, 30)))[:20]
+            # a few unjudged documents too: they count as grade 0
+            ranked = [docs[i] for i in top[:15]] + [f"u{t}_{i}" for i in range(5)]
+            runs[name][f"q{t}"] = {d: float(20 - k) for k, d in enumerate(ranked)}
+    return EvalTensor.build(as_runset(runs), as_qrels(qrels))
+
+
+SUPPORTED = [
+    "AP",
+    "AP(rel=2)",
+    "P@5",
+    "P(rel=3)@10",
+    "Rprec",
+    "Rprec(rel=2)",
+    "RR",
+    "RR(rel=3)",
+    "nDCG",
+    "nDCG@5",
+    "nDCG(gain=exp)@5",
+    "nDCG(gains={1:1,2:3,3:7})",
+    "nDCG(gains={2:0,3:10})@10",
+    "GAP",
+    "GAP(g=(0.2,0.3,0.5))",
+    "GAP(g=(1,0,0))",
+]
+
+
+@pytest.mark.parametrize("name", SUPPORTED)
+def test_expectation_on_the_actual_list_is_the_measure_score(name):
+    # a certain list (0/1 or one-hot grades) has one outcome: its expectation is its score
+    from metaeval.measures import parse_measure
+
+    tensor = graded_tensor()
+    m = parse_measure(name)
+    exp = expectation_for(m, n_grades=tensor.n_grades)
+    assert exp == expectation_for(name, n_grades=tensor.n_grades)  # string or Measure alike
+    scores = m.compute(tensor)
+    grades = np.maximum(tensor.codes, 0)
+    for s in range(tensor.n_runs):
+        for t in range(tensor.n_topics):
+            if exp.graded:
+                value = exp.value(np.eye(tensor.n_grades)[grades[s, t]], tensor.grade_counts[t, 1:])
+            else:
+                x = (grades[s, t] >= exp.threshold).astype(float)
+                value = exp.value(x, tensor.n_relevant(exp.threshold)[t])
+            assert value == pytest.approx(scores[s, t], abs=1e-12), (name, s, t)
+
+
+def test_expectation_for_binary_qrels_and_the_graded_switch():
+    from metaeval.engine import EvalTensor
+    from metaeval.evaluation import as_qrels, as_runset
+    from metaeval.measures import parse_measure
+
+    qrels = {"q": {f"d{i}": int(i % 3 == 0) for i in range(12)}}
+    run = {"r": {"q": {f"d{i}": float(-i) for i in (5, 0, 2, 3, 7, 9, 1)}}}
+    tensor = EvalTensor.build(as_runset(run), as_qrels(qrels))
+    x = (np.maximum(tensor.codes[0, 0], 0) >= 1).astype(float)
+    for name in ("nDCG", "nDCG@3", "nDCG(gain=exp)", "nDCG(gains={1:5})@4"):
+        m = parse_measure(name)
+        exp = expectation_for(m, n_grades=2)
+        assert isinstance(exp, BinaryNDCG) and exp == expectation_for(m)
+        assert exp.value(x, 4) == pytest.approx(m.compute(tensor)[0, 0], abs=1e-12)
+    # graded=True asks for the graded form; nDCG with the default gains needs no n_grades
+    assert expectation_for("nDCG@10", graded=True) == GradedNDCG(k=10)
+    assert expectation_for("nDCG(gains={1:1,2:3})", n_grades=3) == GradedNDCG(gains=(0, 1, 3))
+    with pytest.raises(ValueError, match="n_grades"):
+        expectation_for("nDCG(gains={1:1,2:3})", graded=True)
+    with pytest.raises(ValueError, match="grade 0"):
+        expectation_for("nDCG(gains={0:1})", n_grades=3)
+    with pytest.raises(ValueError, match="discount"):
+        expectation_for("nDCG(discount=jk)")
+    with pytest.raises(ValueError, match=r"AP\(rel=5\): rel=5 is above the highest grade"):
+        expectation_for("AP(rel=5)", n_grades=4)
+    with pytest.raises(ValueError, match="g has 3"):
+        expectation_for("GAP(g=(0.2,0.3,0.5))", n_grades=3)
+    with pytest.raises(ValueError, match="condensed"):
+        expectation_for("AP'")
+    with pytest.raises(ValueError, match="cutoff"):
+        expectation_for("AP@10")
+    with pytest.raises(TypeError, match="measure"):
+        expectation_for(3.5)
+
+
+def test_expectation_for_has_no_parser_of_its_own():
+    import metaeval.meta.maxent as maxent
+
+    assert not hasattr(maxent, "_NAME_RE") and not hasattr(maxent, "_parse_params")
+    # spellings parse_measure accepts are accepted, the threshold is the measure's level
+    assert expectation_for("map") == AveragePrecision()
+    assert expectation_for("recip_rank") == ReciprocalRank()
+    assert expectation_for("P(rel=2)@10").threshold == 2
+    assert expectation_for("AP(rel=3)").rel == 3
+    assert expectation_for("GAP").threshold is None
+
+
+def test_package_layout_and_old_import_paths():
+    from metaeval.meta import MaxEntResult as A
+    from metaeval.meta import expectation_for as B
+    from metaeval.meta import maxent_distribution as C
+    from metaeval.meta.maxent import curves, expectations, solver
+
+    assert A is solver.MaxEntResult and C is solver.maxent_distribution
+    assert B is expectations.expectation_for
+    assert curves.rms_recall_points is rms_recall_points
+
+
+def test_maxent_result_is_frozen_with_a_tidy_frame():
+    import dataclasses
+
+    r = maxent_distribution("AP", [0.3, 0.5], length=[20, 10], n_relevant=[5, 3])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.p = None
+    f = r.to_frame()
+    assert list(f["list"]) == [0, 1]
+    for col in (
+        "entropy",
+        "measure_residual",
+        "count_residual",
+        "converged",
+        "feasible",
+        "boundary",
+        "iterations",
+        "stationarity",
+    ):
+        assert col in f
+    np.testing.assert_array_equal(f["entropy"], r.entropy)
+    long = r.to_frame(ranks=True)
+    assert len(long) == 30 and set(long.columns) == {"list", "rank", "p"}
+    assert long.loc[long["list"] == 1, "rank"].max() == 10
+    np.testing.assert_allclose(long.loc[long["list"] == 0, "p"], r.p[0])
+    single = maxent_distribution("GAP", 0.5, length=6, n_relevant=[1, 1, 1]).to_frame()
+    assert len(single) == 1 and {"count_residual_1", "count_residual_3"} <= set(single.columns)
+    g = maxent_distribution("GAP", 0.5, length=6, n_relevant=[1, 1, 1]).to_frame(ranks=True)
+    assert set(g.columns) == {"list", "rank", "grade", "p"} and len(g) == 6 * 4
+
+
+def test_convergence_warning_points_at_the_caller():
+    with pytest.warns(MaxEntConvergenceWarning) as record:
+        maxent_distribution("AP", [0.2, 0.5], length=200, n_relevant=20, max_iter=1)
+    assert record[0].filename == __file__

@@ -10,7 +10,6 @@ from scipy import stats
 
 from metaeval.meta.rankcorr import kendall_tau, tau_ap, tau_bootstrap_ci
 
-
 # ----------------------------------------------------------------------------- Kendall
 
 
@@ -159,7 +158,9 @@ def test_tau_ap_tie_closed_form_equals_enumeration():
         e = rng.integers(0, 3, m).astype(float)
         assert tau_ap(t, e) == pytest.approx(_brute_force(t, e, True), abs=1e-12)
         if m <= 4:  # (m!)^2 orders
-            assert tau_ap(t, e, ties="independent") == pytest.approx(_brute_force(t, e, False), abs=1e-12)
+            assert tau_ap(t, e, ties="independent") == pytest.approx(
+                _brute_force(t, e, False), abs=1e-12
+            )
 
 
 def test_tau_ap_ties_hand_checked():
@@ -206,7 +207,9 @@ def test_tau_ap_vectorised_and_broadcast():
     np.testing.assert_allclose(out, [tau_ap(truth, e) for e in E], atol=1e-14)
     T2 = rng.integers(0, 8, (6, 15)).astype(float)
     np.testing.assert_allclose(
-        tau_ap(T2, E, symmetric=True), [tau_ap(a, b, symmetric=True) for a, b in zip(T2, E)], atol=1e-14
+        tau_ap(T2, E, symmetric=True),
+        [tau_ap(a, b, symmetric=True) for a, b in zip(T2, E)],
+        atol=1e-14,
     )
 
 

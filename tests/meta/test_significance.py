@@ -167,9 +167,13 @@ def _null_pvalues(test, n, T, B, seed, distribution="normal"):
     rng = np.random.default_rng(seed)
     return np.array(
         [
-            compare(null_scores(2, T, rng=rng, distribution=distribution), test=test, correction=None, B=B, rng=rng)[
-                "p_value"
-            ].iloc[0]
+            compare(
+                null_scores(2, T, rng=rng, distribution=distribution),
+                test=test,
+                correction=None,
+                B=B,
+                rng=rng,
+            )["p_value"].iloc[0]
             for _ in range(n)
         ]
     )

@@ -77,7 +77,13 @@ def test_zero_convention():
 def test_sizes_replacement_and_drop_worst():
     rng = np.random.default_rng(2)
     X = rng.random((8, 10)) + np.arange(8)[:, None] * 0.05
-    assert sorted(swap_method(X, trials=2, rng=0).table["topic_set_size"].unique()) == [1, 2, 3, 4, 5]
+    assert sorted(swap_method(X, trials=2, rng=0).table["topic_set_size"].unique()) == [
+        1,
+        2,
+        3,
+        4,
+        5,
+    ]
     wr = swap_method(X, trials=2, rng=0, with_replacement=True)
     assert sorted(wr.table["topic_set_size"].unique()) == list(range(1, 11))
     dropped = swap_method(X, trials=2, rng=0, drop_worst=0.25, systems=list("abcdefgh"))
@@ -128,7 +134,9 @@ def test_extrapolate_recovers_exponential_and_power_models():
 
 
 def test_min_difference():
-    res = _synthetic({(10, 0): 0.4, (10, 1): 0.2, (10, 2): 0.04, (10, 3): 0.06, (10, 4): 0.01, (5, 1): 0.01})
+    res = _synthetic(
+        {(10, 0): 0.4, (10, 1): 0.2, (10, 2): 0.04, (10, 3): 0.06, (10, 4): 0.01, (5, 1): 0.01}
+    )
     assert res.min_difference() == pytest.approx(0.02)  # largest size c = 10; bin 2 is <= 5%
     assert res.min_difference(topic_set_size=5) == pytest.approx(0.01)
     assert res.min_difference(max_error=0.001) != res.min_difference(max_error=0.001)  # NaN

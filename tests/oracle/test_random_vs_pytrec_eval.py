@@ -29,8 +29,11 @@ def collections(draw):
         topic = f"{prefix}t{t}"
         judged = draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=20))
         if judged:
-            grades = draw(st.lists(st.sampled_from([-1, 0, 0, 1, 2, 3]), min_size=len(judged),
-                                   max_size=len(judged)))
+            grades = draw(
+                st.lists(
+                    st.sampled_from([-1, 0, 0, 1, 2, 3]), min_size=len(judged), max_size=len(judged)
+                )
+            )
             # trec_eval's ndcg_cut reads rel_levels[-1] (undefined, it can loop forever) for a
             # topic whose only judgments are -1; such topics are tested on their own below.
             if max(grades) < 0:
@@ -39,7 +42,9 @@ def collections(draw):
         if draw(st.booleans()) or not judged:
             retrieved = draw(st.lists(st.sampled_from(DOCS), unique=True, min_size=1, max_size=25))
             # Scores from a small set of halves make ties frequent and exact in float32.
-            scores = draw(st.lists(st.integers(0, 6), min_size=len(retrieved), max_size=len(retrieved)))
+            scores = draw(
+                st.lists(st.integers(0, 6), min_size=len(retrieved), max_size=len(retrieved))
+            )
             run[topic] = {d: s / 2 for d, s in zip(retrieved, scores)}
     if not qrels:
         qrels[prefix + "t0"] = {"d00": 1}
@@ -53,8 +58,9 @@ def collections(draw):
 def test_random_collections_match_trec_eval(collection, rel):
     qrels_dict, run_dict = collection
     names = measure_map(rel)
-    expected = pytrec_eval.RelevanceEvaluator(qrels_dict, set(names), relevance_level=rel) \
-        .evaluate(run_dict)
+    expected = pytrec_eval.RelevanceEvaluator(qrels_dict, set(names), relevance_level=rel).evaluate(
+        run_dict
+    )
     qrels = metaeval.Qrels.from_dict(qrels_dict)
     run = metaeval.Run.from_dict(run_dict, "sys")
     tensor = metaeval.EvalTensor.build(run, qrels, warn_extra_topics=False)
@@ -72,13 +78,15 @@ def test_condensed_lists_match_trec_eval_judged_only(collection):
     """trec_eval -J (judged documents only) is the condensed-list variant, AP' etc."""
     qrels_dict, run_dict = collection
     names = {k: v for k, v in measure_map(1).items() if k not in ("num_ret",)}
-    expected = pytrec_eval.RelevanceEvaluator(qrels_dict, set(names), judged_docs_only_flag=True) \
-        .evaluate(run_dict)
+    expected = pytrec_eval.RelevanceEvaluator(
+        qrels_dict, set(names), judged_docs_only_flag=True
+    ).evaluate(run_dict)
     qrels = metaeval.Qrels.from_dict(qrels_dict)
     run = metaeval.Run.from_dict(run_dict, "sys")
     tensor = metaeval.EvalTensor.build(run, qrels, warn_extra_topics=False)
-    scores = metaeval.score_matrices(tensor, [metaeval.parse_measure(v).condensed()
-                                              for v in names.values()])
+    scores = metaeval.score_matrices(
+        tensor, [metaeval.parse_measure(v).condensed() for v in names.values()]
+    )
     topics = list(tensor.topics)
     for topic, values in expected.items():
         for name, value in values.items():

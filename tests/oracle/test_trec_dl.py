@@ -13,15 +13,29 @@ from tests.conftest import float32_scores, need_data
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
+
 # pytrec_eval measure -> metaeval measure, for a relevance level.
 def measure_map(rel: int) -> dict[str, str]:
     b = f"(rel={rel})" if rel != 1 else ""
-    return {"map": f"AP{b}", "map_cut_10": f"AP{b}@10", "P_10": f"P{b}@10", "P_100": f"P{b}@100",
-            "Rprec": f"Rprec{b}", "recip_rank": f"RR{b}", "recall_100": f"R{b}@100",
-            "recall_1000": f"R{b}@1000", "ndcg": "nDCG", "ndcg_cut_10": "nDCG@10",
-            "bpref": f"Bpref{b}", "infAP": f"infAP{b}", "success_1": f"Success{b}@1",
-            "success_10": f"Success{b}@10", "num_ret": "NumRet", "num_rel": f"NumRel{b}",
-            "num_rel_ret": f"NumRelRet{b}"}
+    return {
+        "map": f"AP{b}",
+        "map_cut_10": f"AP{b}@10",
+        "P_10": f"P{b}@10",
+        "P_100": f"P{b}@100",
+        "Rprec": f"Rprec{b}",
+        "recip_rank": f"RR{b}",
+        "recall_100": f"R{b}@100",
+        "recall_1000": f"R{b}@1000",
+        "ndcg": "nDCG",
+        "ndcg_cut_10": "nDCG@10",
+        "bpref": f"Bpref{b}",
+        "infAP": f"infAP{b}",
+        "success_1": f"Success{b}@1",
+        "success_10": f"Success{b}@10",
+        "num_ret": "NumRet",
+        "num_rel": f"NumRel{b}",
+        "num_rel_ret": f"NumRelRet{b}",
+    }
 
 
 @pytest.mark.parametrize("rel", [1, 2])
@@ -47,8 +61,9 @@ def test_gm_map_equal_to_pytrec_eval(dl_collection):
     runs = float32_scores(runs)
     ap = metaeval.evaluate(runs, qrels, "AP(rel=2)", missing="skip")
     for run in list(runs)[:5]:
-        values = pytrec_eval.RelevanceEvaluator(qrels.to_dict(), {"map"}, relevance_level=2) \
-            .evaluate(run.to_dict())
+        values = pytrec_eval.RelevanceEvaluator(
+            qrels.to_dict(), {"map"}, relevance_level=2
+        ).evaluate(run.to_dict())
         expected = np.exp(np.mean([np.log(max(v["map"], 1e-5)) for v in values.values()]))
         got = metaeval.Aggregate("gmean")(ap.loc[ap.run == run.name, "value"].to_numpy())
         assert got == pytest.approx(expected, abs=1e-12)
@@ -59,10 +74,21 @@ def _official(year: str) -> dict:
 
 
 # trec_eval summary name -> metaeval measure (binary measures take rel).
-_SUMMARY = {"map": "AP", "recip_rank": "RR", "bpref": "Bpref", "P_10": "P@10", "P_100": "P@100",
-            "P_1000": "P@1000", "recall_10": "R@10", "recall_100": "R@100",
-            "recall_1000": "R@1000", "ndcg": "nDCG", "ndcg_cut_10": "nDCG@10",
-            "ndcg_cut_100": "nDCG@100", "ndcg_cut_1000": "nDCG@1000"}
+_SUMMARY = {
+    "map": "AP",
+    "recip_rank": "RR",
+    "bpref": "Bpref",
+    "P_10": "P@10",
+    "P_100": "P@100",
+    "P_1000": "P@1000",
+    "recall_10": "R@10",
+    "recall_100": "R@100",
+    "recall_1000": "R@1000",
+    "ndcg": "nDCG",
+    "ndcg_cut_10": "nDCG@10",
+    "ndcg_cut_100": "nDCG@100",
+    "ndcg_cut_1000": "nDCG@1000",
+}
 
 
 def _with_rel(measure: str, rel: int) -> str:
@@ -76,8 +102,11 @@ def _block_means(qrels, runs, rel: int) -> dict[tuple[str, str], float]:
     measures = {k: _with_rel(v, rel) for k, v in _SUMMARY.items()}
     frame = metaeval.evaluate(runs, qrels, list(measures.values()), per_topic=False)
     by_name = frame.set_index(["run", "measure"])["value"]
-    return {(run, k): by_name[(run, str(metaeval.parse_measure(m)))]
-            for run in runs.names for k, m in measures.items()}
+    return {
+        (run, k): by_name[(run, str(metaeval.parse_measure(m)))]
+        for run in runs.names
+        for k, m in measures.items()
+    }
 
 
 def test_official_summaries(dl_collection):
@@ -107,7 +136,11 @@ def test_official_summaries(dl_collection):
         assert run in official, f"run {run!r} has no official summary"
         for block, ours in (("passages-eval", level2), ("trec_eval", trec_eval_block)):
             for name, value in official[run].get(block, {}).items():
-                assert ours[(run, name)] == pytest.approx(value, abs=5e-5 + 1e-12), \
-                    (year, run, block, name)
+                assert ours[(run, name)] == pytest.approx(value, abs=5e-5 + 1e-12), (
+                    year,
+                    run,
+                    block,
+                    name,
+                )
                 checked += 1
     assert checked >= len(runs) * 16

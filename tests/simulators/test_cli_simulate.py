@@ -11,20 +11,47 @@ from metaeval.cli import app
 from simulators import StratifiedSampling, UniformSampling, make_world
 
 runner = CliRunner()
-SMALL = ["--param", "n_candidates=300", "--param", "depth=100", "--param", "pool_depth=20",
-         "--param", "team_size=2"]
+SMALL = [
+    "--param",
+    "n_candidates=300",
+    "--param",
+    "depth=100",
+    "--param",
+    "pool_depth=20",
+    "--param",
+    "team_size=2",
+]
 
 
 def simulate(out, seed=7, *extra):
-    result = runner.invoke(app, ["simulate", "--preset", "dl_like", "--topics", "5", "--systems",
-                                 "4", "--seed", str(seed), "--out", str(out), *SMALL, *extra])
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--preset",
+            "dl_like",
+            "--topics",
+            "5",
+            "--systems",
+            "4",
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+            *SMALL,
+            *extra,
+        ],
+    )
     assert result.exit_code == 0, result.output
     return result
 
 
 def folder_bytes(folder):
-    return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_simulate_writes_world_and_is_seeded(tmp_path):
@@ -32,8 +59,15 @@ def test_simulate_writes_world_and_is_seeded(tmp_path):
     simulate(tmp_path / "b")
     simulate(tmp_path / "c", 8)
     a, b, c = (folder_bytes(tmp_path / x) for x in "abc")
-    assert set(a) == {"truth.qrels", "qrels.txt", "world.json", "runs/sys001.run",
-                      "runs/sys002.run", "runs/sys003.run", "runs/sys004.run"}
+    assert set(a) == {
+        "truth.qrels",
+        "qrels.txt",
+        "world.json",
+        "runs/sys001.run",
+        "runs/sys002.run",
+        "runs/sys003.run",
+        "runs/sys004.run",
+    }
     assert a == b
     assert a["truth.qrels"] != c["truth.qrels"] and a["runs/sys001.run"] != c["runs/sys001.run"]
     meta = json.loads(a["world.json"])
@@ -41,8 +75,16 @@ def test_simulate_writes_world_and_is_seeded(tmp_path):
     assert meta["params"]["pool_depth"] == 20 and meta["params"]["n_candidates"] == 300
     assert set(meta["groups"]) == {"sys001", "sys002", "sys003", "sys004"}
     # The files are the world the library makes with the same seed.
-    w = make_world("dl_like", n_topics=5, n_systems=4, rng=np.random.default_rng(7),
-                   n_candidates=300, depth=100, pool_depth=20, team_size=2)
+    w = make_world(
+        "dl_like",
+        n_topics=5,
+        n_systems=4,
+        rng=np.random.default_rng(7),
+        n_candidates=300,
+        depth=100,
+        pool_depth=20,
+        team_size=2,
+    )
     assert metaeval.read_qrels(tmp_path / "a" / "qrels.txt") == w.qrels
     assert metaeval.read_qrels(tmp_path / "a" / "truth.qrels") == w.truth
     run = metaeval.read_run(tmp_path / "a" / "runs" / "sys002.run")
@@ -79,8 +121,9 @@ def test_degrade_stratified_matches_library(world_dir, tmp_path):
     assert metaeval.read_qrels(out) == j.to_qrels()
     assert "stratified level 10:" in r.output
     (tmp_path / "again").mkdir()
-    r2, out2 = degrade(world_dir, tmp_path / "again", "--method", "stratified", "--rate", "10",
-                       "--seed", "7")
+    r2, out2 = degrade(
+        world_dir, tmp_path / "again", "--method", "stratified", "--rate", "10", "--seed", "7"
+    )
     assert out2.read_bytes() == out.read_bytes()
 
 
@@ -102,21 +145,57 @@ def test_degrade_pooling_methods_need_runs(world_dir, tmp_path):
     assert r.exit_code == 0, r.output
     q = metaeval.read_qrels(world_dir / "qrels.txt")
     assert 0 < len(metaeval.read_qrels(out)) < len(q)
-    r, out = degrade(world_dir, tmp_path, "--method", "leave_one_group_out", "--group", "team01",
-                     "--groups", str(world_dir / "world.json"), *args)
+    r, out = degrade(
+        world_dir,
+        tmp_path,
+        "--method",
+        "leave_one_group_out",
+        "--group",
+        "team01",
+        "--groups",
+        str(world_dir / "world.json"),
+        *args,
+    )
     assert r.exit_code == 0, r.output
     assert len(metaeval.read_qrels(out)) < len(q)
-    r, _ = degrade(world_dir, tmp_path, "--method", "leave_one_group_out", "--group", "nope",
-                   "--groups", str(world_dir / "world.json"), *args)
+    r, _ = degrade(
+        world_dir,
+        tmp_path,
+        "--method",
+        "leave_one_group_out",
+        "--group",
+        "nope",
+        "--groups",
+        str(world_dir / "world.json"),
+        *args,
+    )
     assert r.exit_code == 2 and "not a team" in r.output
     # one team holding every run: leaving it out removes every judgment -> clear error
     one = tmp_path / "one.txt"
     one.write_text("".join(f"sys00{i} all\n" for i in range(1, 5)))
-    r, _ = degrade(world_dir, tmp_path, "--method", "leave_one_group_out", "--group", "all",
-                   "--groups", str(one), *args)
+    r, _ = degrade(
+        world_dir,
+        tmp_path,
+        "--method",
+        "leave_one_group_out",
+        "--group",
+        "all",
+        "--groups",
+        str(one),
+        *args,
+    )
     assert r.exit_code == 2 and "removes every judgment" in r.output
-    r, out = degrade(world_dir, tmp_path, "--method", "fewer_teams", "--k", "1",
-                     "--groups", str(world_dir / "world.json"), *args)
+    r, out = degrade(
+        world_dir,
+        tmp_path,
+        "--method",
+        "fewer_teams",
+        "--k",
+        "1",
+        "--groups",
+        str(world_dir / "world.json"),
+        *args,
+    )
     assert r.exit_code == 0, r.output
 
 

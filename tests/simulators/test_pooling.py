@@ -10,9 +10,19 @@ from simulators import make_world, pool_mask, pool_qrels, pool_size
 @pytest.fixture(scope="module")
 def world():
     # Heavy ties (tie_fraction 0.5) and shallow runs exercise trec_eval's tie order and short lists.
-    return make_world("trec_like", n_topics=6, n_systems=7, rng=np.random.default_rng(3),
-                      n_candidates=300, depth=120, pool_depth=15, tie_fraction=0.5,
-                      tie_resolution=0.3, shallow_fraction=0.3, shallow_depth=8)
+    return make_world(
+        "trec_like",
+        n_topics=6,
+        n_systems=7,
+        rng=np.random.default_rng(3),
+        n_candidates=300,
+        depth=120,
+        pool_depth=15,
+        tie_fraction=0.5,
+        tie_resolution=0.3,
+        shallow_fraction=0.3,
+        shallow_depth=8,
+    )
 
 
 def reference_pool(runs, qrels, k, names=None):
@@ -60,7 +70,7 @@ def test_pools_nested_in_depth_and_never_add(world):
     m = pool_mask(official, 50)
     assert m.shape == (len(world.qrels),)
     sizes = pool_size(official, 50)
-    assert sizes.sum() == m.sum() == len(world.qrels)   # official pool is depth 15 < 50
+    assert sizes.sum() == m.sum() == len(world.qrels)  # official pool is depth 15 < 50
 
 
 def test_validation(world):

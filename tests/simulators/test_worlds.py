@@ -16,8 +16,13 @@ SMALL = dict(n_candidates=400, depth=150, pool_depth=20)
 
 
 def small(preset="trec_like", seed=1, n_topics=8, n_systems=6, **kw):
-    return make_world(preset, n_topics=n_topics, n_systems=n_systems,
-                      rng=np.random.default_rng(seed), **{**SMALL, **kw})
+    return make_world(
+        preset,
+        n_topics=n_topics,
+        n_systems=n_systems,
+        rng=np.random.default_rng(seed),
+        **{**SMALL, **kw},
+    )
 
 
 def _bytes(world, folder):
@@ -25,8 +30,9 @@ def _bytes(world, folder):
     write_qrels(world.truth, folder / "truth")
     write_qrels(world.qrels, folder / "qrels")
     paths = write_runs(world.runs, folder / "runs")
-    return [(folder / "truth").read_bytes(), (folder / "qrels").read_bytes()] + \
-        [p.read_bytes() for p in paths]
+    return [(folder / "truth").read_bytes(), (folder / "qrels").read_bytes()] + [
+        p.read_bytes() for p in paths
+    ]
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
@@ -46,8 +52,12 @@ def test_fast_runs_equal_runs_built_and_sorted_by_run():
     for run in w.runs:
         df = run.to_df()
         shuffled = df.iloc[np.random.default_rng(0).permutation(len(df))]
-        rebuilt = Run(run.name, shuffled["topic"].to_numpy(), shuffled["doc"].to_numpy(),
-                      shuffled["score"].to_numpy())
+        rebuilt = Run(
+            run.name,
+            shuffled["topic"].to_numpy(),
+            shuffled["doc"].to_numpy(),
+            shuffled["score"].to_numpy(),
+        )
         assert rebuilt.to_df().equals(df)
         assert list(rebuilt.topics) == list(run.topics)
         assert np.array_equal(rebuilt.offsets, run.offsets)
@@ -82,9 +92,18 @@ def test_shape_ids_groups_depths():
 
 
 def test_relevant_counts_and_grade_proportions():
-    w = make_world("trec_like", n_topics=300, n_systems=2, rng=np.random.default_rng(2),
-                   n_candidates=600, depth=50, rel_median=40, rel_sigma=0.5,
-                   grade_probs=(0.7, 0.3), grade_concentration=math.inf)
+    w = make_world(
+        "trec_like",
+        n_topics=300,
+        n_systems=2,
+        rng=np.random.default_rng(2),
+        n_candidates=600,
+        depth=50,
+        rel_median=40,
+        rel_sigma=0.5,
+        grade_probs=(0.7, 0.3),
+        grade_concentration=math.inf,
+    )
     df = w.truth.to_df()
     R = df[df.grade >= 1].groupby("topic").size().reindex(w.truth.topics, fill_value=0)
     # log R ~ N(log 40, 0.5^2): median and log-sd within sampling error for 300 topics
@@ -95,21 +114,41 @@ def test_relevant_counts_and_grade_proportions():
 
 
 def test_known_item_and_few_highly_relevant_presets():
-    ki = make_world("known_item", n_topics=20, n_systems=3, rng=np.random.default_rng(0),
-                    n_candidates=300, depth=100)
+    ki = make_world(
+        "known_item",
+        n_topics=20,
+        n_systems=3,
+        rng=np.random.default_rng(0),
+        n_candidates=300,
+        depth=100,
+    )
     df = ki.truth.to_df()
     assert (df.groupby("topic").grade.sum() == 1).all()
-    fh = make_world("few_highly_relevant", n_topics=40, n_systems=3,
-                    rng=np.random.default_rng(0), n_candidates=600, depth=100)
+    fh = make_world(
+        "few_highly_relevant",
+        n_topics=40,
+        n_systems=3,
+        rng=np.random.default_rng(0),
+        n_candidates=600,
+        depth=100,
+    )
     g = fh.truth.to_df().groupby("topic").grade.value_counts().unstack(fill_value=0)
-    assert (g[3] >= 1).all()                      # min_top_grade = 1
-    assert g[1].sum() >= 10 * g[3].sum()          # R(1) >= 10 R(3) overall
-    assert (g[1] >= 10 * g[3]).mean() > 0.5       # and on most topics
+    assert (g[3] >= 1).all()  # min_top_grade = 1
+    assert g[1].sum() >= 10 * g[3].sum()  # R(1) >= 10 R(3) overall
+    assert (g[1] >= 10 * g[3]).mean() > 0.5  # and on most topics
 
 
 def test_better_systems_score_better():
-    w = make_world("trec_like", n_topics=40, n_systems=12, rng=np.random.default_rng(4),
-                   n_candidates=500, depth=200, pool_depth=50, system_sd=0.8)
+    w = make_world(
+        "trec_like",
+        n_topics=40,
+        n_systems=12,
+        rng=np.random.default_rng(4),
+        n_candidates=500,
+        depth=200,
+        pool_depth=50,
+        system_sd=0.8,
+    )
     ap = metaeval.score_matrices(w.truth_tensor(), ["AP"])["AP"].mean(axis=1)
     rho = stats.spearmanr(w.system_effect, ap).statistic
     assert rho > 0.85
@@ -121,8 +160,15 @@ def test_null_world_no_system_systematically_better():
     # 0.10: the 66 pairs share systems, so the rate is noisy); under trec_like (system_sd 0.5)
     # most pairs differ, which shows the check has power.
     def reject_rate(preset):
-        w = make_world(preset, n_topics=100, n_systems=12, rng=np.random.default_rng(11),
-                       n_candidates=400, depth=100, pool_depth=30)
+        w = make_world(
+            preset,
+            n_topics=100,
+            n_systems=12,
+            rng=np.random.default_rng(11),
+            n_candidates=400,
+            depth=100,
+            pool_depth=30,
+        )
         ap = metaeval.score_matrices(w.pool_tensor(), ["AP"])["AP"]
         p = [stats.ttest_rel(ap[i], ap[j]).pvalue for i, j in itertools.combinations(range(12), 2)]
         return np.mean(np.asarray(p) < 0.05), ap
@@ -144,13 +190,26 @@ def test_overrides_and_validation():
         small(bogus=1)
     with pytest.raises(ValueError, match="preset must be one of"):
         make_world("nope", n_topics=2, n_systems=2, rng=np.random.default_rng(0))
-    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
-        make_world("trec_like", n_topics=2, n_systems=2, rng=7)
+    with pytest.raises(TypeError, match="rng must be None, an int seed"):
+        make_world("trec_like", n_topics=2, n_systems=2, rng=7.5)
+    # the one rng policy: an int is a seed, None is fresh entropy (never seed 0)
+    seeded = make_world("trec_like", n_topics=2, n_systems=2, rng=7)
+    assert (
+        seeded.qrels
+        == make_world("trec_like", n_topics=2, n_systems=2, rng=np.random.default_rng(7)).qrels
+    )
+    zero = make_world("trec_like", n_topics=2, n_systems=2, rng=0).truth
+    assert make_world("trec_like", n_topics=2, n_systems=2).truth != zero
     with pytest.raises(ValueError, match="n_topics"):
         make_world("trec_like", n_topics=0, n_systems=2, rng=np.random.default_rng(0))
-    for bad, name in ((dict(depth=5000), "depth"), (dict(doc_share=0.6, team_share=0.5), "team_share"),
-                      (dict(system_sd=-1.0), "system_sd"), (dict(grade_probs=()), "grade_probs"),
-                      (dict(tie_fraction=2.0), "tie_fraction"), (dict(grade_quality=(0, 1)), "grade_quality")):
+    for bad, name in (
+        (dict(depth=5000), "depth"),
+        (dict(doc_share=0.6, team_share=0.5), "team_share"),
+        (dict(system_sd=-1.0), "system_sd"),
+        (dict(grade_probs=()), "grade_probs"),
+        (dict(tie_fraction=2.0), "tie_fraction"),
+        (dict(grade_quality=(0, 1)), "grade_quality"),
+    ):
         with pytest.raises(ValueError, match=name):
             dataclasses.replace(PRESETS["trec_like"], **bad)
 

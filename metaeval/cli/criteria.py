@@ -1,0 +1,179 @@
+"""``metaeval robustness``, ``metaeval stability`` and ``metaeval correlate`` on TREC files."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from metaeval.cli._common import (
+    Format,
+    FormatOption,
+    MeasuresOption,
+    PluginOption,
+    QrelsArgument,
+    RunNamesOption,
+    RunsArgument,
+    SeedOption,
+    TopicsOption,
+    fail,
+    load_collection,
+    load_plugins,
+    print_frame,
+    resolve_seed,
+)
+
+
+def _ints(text: str, option: str) -> tuple[int | float, ...]:
+    try:
+        values = tuple(float(v) for v in text.replace(" ", "").split(",") if v)
+    except ValueError:
+        fail(f"{option} {text!r}: expected numbers separated by commas, e.g. 90,70,50")
+    if not values:
+        fail(f"{option} is empty")
+    return tuple(int(v) if v.is_integer() else v for v in values)
+
+
+def robustness(
+    qrels: QrelsArgument,
+    runs: RunsArgument,
+    measure: MeasuresOption = ["AP", "nDCG@10", "P@10"],
+    method: Annotated[
+        str,
+        typer.Option(
+            help="Degrader: stratified, uniform, pool_depth, fewer_teams, assessor_noise, ..."
+        ),
+    ] = "stratified",
+    levels: Annotated[
+        str, typer.Option(help="Levels, comma separated (rates in %, depths, ...).")
+    ] = "90,70,50,30,10",
+    trials: Annotated[int, typer.Option(min=1, help="Random trials per level.")] = 10,
+    statistic: Annotated[
+        list[str], typer.Option(help="Rank correlation: tau_b, tau_a, tau_ap (repeatable).")
+    ] = ["tau_b", "tau_ap"],
+    significance: Annotated[
+        bool, typer.Option(help="Also discriminative power per level and significance changes.")
+    ] = True,
+    B: Annotated[int, typer.Option("-B", min=1, help="Bootstrap samples.")] = 1000,
+    alpha: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.05,
+    summary: Annotated[
+        bool, typer.Option(help="Mean and 2.5/97.5 percentiles over trials instead of every trial.")
+    ] = True,
+    seed: SeedOption = None,
+    topics: TopicsOption = None,
+    run_names: RunNamesOption = None,
+    fmt: FormatOption = Format.table,
+    plugin: PluginOption = None,
+) -> None:
+    """Rank correlation of each measure's ranking under damaged judgments with its ranking
+    under the full judgments, mean drift, and significance changes."""
+    from metaeval.meta.robustness import robustness as run
+    from simulators import make_degrader, registered_degraders
+    from simulators.degraders import level_field
+
+    load_plugins(plugin)
+    if method not in registered_degraders():
+        fail(f"--method must be one of {', '.join(registered_degraders())}, got {method!r}")
+    seed = resolve_seed(seed)
+    tensor, measures = load_collection(qrels, runs, measure, topics=topics, run_names=run_names)
+    try:
+        degrader = make_degrader(method, **{level_field(method): _ints(levels, "--levels")})
+        sets = degrader.generate(tensor, trials=trials if degrader.random else 1, rng=seed)
+        result = run(
+            tensor,
+            measures,
+            sets,
+            statistics=statistic,
+            significance=significance,
+            B=B,
+            alpha=alpha,
+            rng=seed,
+        )
+    except (ValueError, TypeError) as err:
+        fail(str(err))
+    frame = result.summary() if summary else result.to_frame()
+    print_frame(frame, fmt)
+
+
+def stability(
+    qrels: QrelsArgument,
+    runs: RunsArgument,
+    measure: MeasuresOption = ["AP", "nDCG@10", "P@10"],
+    sizes: Annotated[
+        str | None,
+        typer.Option(
+            help="Topic-set sizes, comma separated (default 5, 10, ... up to half the topics)."
+        ),
+    ] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="Subsets drawn per size.")] = 50,
+    split_half: Annotated[bool, typer.Option(help="Also tau between disjoint halves.")] = True,
+    summary: Annotated[bool, typer.Option(help="Mean and percentiles over repeats.")] = True,
+    seed: SeedOption = None,
+    topics: TopicsOption = None,
+    run_names: RunNamesOption = None,
+    fmt: FormatOption = Format.table,
+    plugin: PluginOption = None,
+) -> None:
+    """Topic-subset stability: tau_b between the ranking on random topic subsets and on all
+    topics (and between disjoint halves), by topic-set size."""
+    from metaeval.meta.stability import topic_subset_stability
+
+    load_plugins(plugin)
+    seed = resolve_seed(seed)
+    tensor, measures = load_collection(qrels, runs, measure, topics=topics, run_names=run_names)
+    scores = {str(m): m.compute(tensor) for m in measures}
+    try:
+        result = topic_subset_stability(
+            scores,
+            None if sizes is None else _ints(sizes, "--sizes"),
+            repeats,
+            split_half=split_half,
+            rng=seed,
+        )
+    except (ValueError, TypeError) as err:
+        fail(str(err))
+    print_frame(result.summary() if summary else result.to_frame(), fmt)
+
+
+def correlate(
+    qrels: QrelsArgument,
+    runs: RunsArgument,
+    measure: MeasuresOption = ["AP", "nDCG@10", "P@10"],
+    statistic: Annotated[list[str], typer.Option(help="tau_b, tau_a, tau_ap (repeatable).")] = [
+        "tau_b",
+        "tau_ap",
+    ],
+    max_relevant: Annotated[
+        int | None,
+        typer.Option(help="Only topics with at most this many documents of grade >= --grade."),
+    ] = None,
+    grade: Annotated[int, typer.Option(min=0, help="Grade counted by --max-relevant.")] = 1,
+    topics: TopicsOption = None,
+    run_names: RunNamesOption = None,
+    fmt: FormatOption = Format.table,
+    plugin: PluginOption = None,
+) -> None:
+    """Rank correlation between the system rankings of every pair of measures."""
+    from metaeval.meta.stability import measure_agreement
+
+    load_plugins(plugin)
+    tensor, measures = load_collection(qrels, runs, measure, topics=topics, run_names=run_names)
+    if len(measures) < 2:
+        fail("give at least two measures (-m) to correlate")
+    keep = None
+    if max_relevant is not None:
+        keep = tensor.grade_counts[:, grade:].sum(axis=1) <= max_relevant
+        if keep.sum() < 2:
+            fail(f"--max-relevant {max_relevant} keeps {int(keep.sum())} topic(s)")
+    try:
+        result = measure_agreement(
+            {str(m): m.compute(tensor) for m in measures}, statistics=statistic, topics=keep
+        )
+    except (ValueError, TypeError) as err:
+        fail(str(err))
+    if fmt is Format.table:
+        for stat in statistic:
+            typer.echo(f"{stat} ({result.n_topics} topics; rows: the reference ranking)")
+            typer.echo(result.matrix(stat).to_string(float_format=lambda v: f"{v:.3f}"))
+    else:
+        print_frame(result.to_frame(), fmt)

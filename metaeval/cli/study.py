@@ -1,0 +1,186 @@
+"""``metaeval study plan | run | status``: run a study file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from metaeval.cli._common import Interrupted, fail
+
+app = typer.Typer(
+    help="Run a study: a TOML file describing worlds x degraders x levels x "
+    "trials x measures x criteria.",
+    no_args_is_help=True,
+)
+
+SpecArgument = Annotated[
+    Path, typer.Argument(help="The study file (TOML).", exists=True, dir_okay=False)
+]
+OutOption = Annotated[
+    Path | None,
+    typer.Option("--out", help="Output folder (default: results/<study name>).", file_okay=False),
+]
+
+
+def _load(spec_path: Path):
+    from metaeval.study import load_spec
+
+    try:
+        return load_spec(spec_path)
+    except (ValueError, FileNotFoundError) as err:
+        fail(str(err))
+
+
+def _counts(plan, spec) -> pd.DataFrame:
+    """Units planned and done per criterion and degrader."""
+    frame = plan.frame()
+    todo = {u.id for t in plan.tasks for u in t.units}
+    frame["done"] = ~frame["unit"].isin(todo)
+    frame["degrader"] = frame["degrader"].replace("", "(full judgments)")
+    table = frame.groupby(["criterion", "degrader"], sort=False).agg(
+        units=("unit", "size"), done=("done", "sum")
+    )
+    table["to_run"] = table["units"] - table["done"]
+    return table.reset_index()
+
+
+def plan(spec_path: SpecArgument, out: OutOption = None) -> None:
+    """What a study will compute: units and tasks per criterion, and what is already saved."""
+    from metaeval.study import Store, default_out, make_plan
+
+    spec = _load(spec_path)
+    out = out or default_out(spec)
+    store = Store(out)
+    try:
+        done = store.done_units() if store.exists() else set()
+        the_plan = make_plan(spec, done)
+    except (ValueError, OSError) as err:
+        fail(str(err))
+    typer.echo(
+        f"study {spec.name}: {len(spec.worlds)} world(s), {len(spec.degraders)} "
+        f"degrader(s), {len(spec.measures)} measure(s), {len(spec.criteria)} criteria"
+    )
+    typer.echo(_counts(the_plan, spec).to_string(index=False))
+    typer.echo(
+        f"\n{the_plan.n_units} units, {the_plan.n_done} saved in {out}; "
+        f"{len(the_plan.tasks)} task(s) to run"
+    )
+    estimate = _estimate(store, the_plan)
+    if estimate:
+        typer.echo(estimate)
+
+
+def _estimate(store, the_plan) -> str:
+    """Time left, from the speed of the tasks already run in this folder."""
+    if not store.exists() or not the_plan.tasks:
+        return ""
+    runs = store.read_manifest().get("runs", [])
+    secs = sum(r.get("task_seconds") or 0 for r in runs)
+    units = sum(r.get("units") or 0 for r in runs)
+    if secs <= 0 or units <= 0:
+        return ""
+    left = secs / units * the_plan.n_missing
+    return f"estimated work left: {left:.0f} s of worker time (from earlier runs here)"
+
+
+def run(
+    spec_path: SpecArgument,
+    out: OutOption = None,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, help="Worker processes on this machine.")
+    ] = 1,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            help="Address of a Dask scheduler (tcp://host:8786): run the tasks on that cluster."
+        ),
+    ] = None,
+    retries: Annotated[
+        int, typer.Option(min=0, help="Dask: resubmissions of a task whose worker died.")
+    ] = 1,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    allow_version_change: Annotated[
+        bool, typer.Option(help="Add to results made by another metaeval version.")
+    ] = False,
+) -> None:
+    """Run a study, or resume it: units already saved in the output folder are not
+    recomputed. Ctrl-C stops it; every finished task is kept."""
+    from metaeval.study import run_study
+
+    spec = _load(spec_path)
+    try:
+        summary = run_study(
+            spec,
+            out,
+            jobs=jobs,
+            scheduler=scheduler,
+            retries=retries,
+            quiet=quiet,
+            allow_version_change=allow_version_change,
+        )
+    except (ValueError, OSError, ImportError) as err:
+        fail(str(err))
+    where = summary.out
+    if summary.interrupted:
+        raise Interrupted(
+            f"interrupted: {summary.completed} task(s) saved in {where}; run "
+            "the same command to resume"
+        )
+    if not quiet:
+        typer.echo(
+            f"{summary.completed} task(s) done, {summary.failed} failed, "
+            f"{summary.done_before} unit(s) already saved, in {summary.seconds:.1f} s "
+            f"-> {where}",
+            err=True,
+        )
+    if summary.failed:
+        for line in summary.failures[:5]:
+            typer.echo(f"failed: {line}", err=True)
+        typer.echo(
+            f"{summary.failed} task(s) failed (details in {where}/failures); run the "
+            "same command to retry them",
+            err=True,
+        )
+        raise typer.Exit(1)
+
+
+def status(
+    out: Annotated[
+        Path, typer.Argument(help="A study's output folder.", exists=True, file_okay=False)
+    ],
+) -> None:
+    """How far a study is, from its output folder alone."""
+    from metaeval.study import Store, load_results
+
+    store = Store(out)
+    if not store.exists():
+        fail(f"{out} is not a study output folder (no manifest.json)")
+    manifest = store.read_manifest()
+    units = load_results(out, "units")
+    planned = pd.read_parquet(out / "plan.parquet") if (out / "plan.parquet").is_file() else units
+    done = set(units["unit"]) if len(units) else set()
+    planned = planned.assign(done=planned["unit"].isin(done))
+    typer.echo(
+        f"study {manifest.get('study')} (seed {manifest.get('seed')}), made by metaeval "
+        f"{manifest.get('versions', {}).get('metaeval')}"
+    )
+    by = planned.groupby("criterion", sort=False)["done"].agg(["sum", "size"])
+    for criterion, row in by.iterrows():
+        typer.echo(f"  {criterion}: {int(row['sum'])}/{int(row['size'])} units")
+    failures = store.failures()
+    last = (manifest.get("runs") or [{}])[-1]
+    end = last.get("end") or "unfinished (running, or killed)"
+    typer.echo(
+        f"{int(planned['done'].sum())}/{len(planned)} units saved; {len(failures)} "
+        f"failed task(s); last run {last.get('start')} -> {end}"
+    )
+    for f in failures[:5]:
+        typer.echo(f"  failed {f['task']} ({f['attempts']} attempt(s)): {f['error']}")
+
+
+app.command("plan")(plan)
+app.command("run")(run)
+app.command("status")(status)

@@ -1,0 +1,235 @@
+"""Evaluation: runs + qrels + measures -> a tidy table of scores (``metaeval.evaluate``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from metaeval._warnings import warn
+from metaeval.aggregate import Aggregate, parse_aggregate
+from metaeval.data import Qrels, Run, RunSet, parse_ids, read_qrels, read_run, read_runs
+from metaeval.engine import EvalTensor
+from metaeval.engine.tensor import TOPIC_POLICIES
+from metaeval.measures import Measure, MeasureDict, parse_measure
+
+RunsLike = (
+    RunSet
+    | Run
+    | Sequence[Run]
+    | str
+    | os.PathLike
+    | Sequence[str | os.PathLike]
+    | pd.DataFrame
+    | Mapping
+)
+QrelsLike = Qrels | str | os.PathLike | pd.DataFrame | Mapping
+
+
+def as_qrels(qrels: QrelsLike) -> Qrels:
+    """Qrels from a Qrels, a file path, a DataFrame or a ``{topic: {doc: grade}}`` dict."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, (str, os.PathLike)):
+        return read_qrels(qrels)
+    if isinstance(qrels, pd.DataFrame):
+        return Qrels.from_df(qrels)
+    if isinstance(qrels, Mapping):
+        return Qrels.from_dict(qrels)
+    raise TypeError(
+        f"qrels must be a Qrels, a path, a DataFrame or a dict, got {type(qrels).__name__}"
+    )
+
+
+def as_runset(runs: RunsLike, *, ties: str = "trec_eval") -> RunSet:
+    """A RunSet from a RunSet, Run(s), file path(s), a DataFrame with a ``run`` column, or a
+    ``{run: {topic: {doc: score}}}`` dict."""
+    if isinstance(runs, RunSet):
+        return runs
+    if isinstance(runs, Run):
+        return RunSet([runs])
+    if isinstance(runs, (str, os.PathLike)):
+        return RunSet([read_run(runs, ties=ties)])
+    if isinstance(runs, pd.DataFrame):
+        return RunSet.from_df(runs, ties=ties)
+    if isinstance(runs, Mapping):
+        return RunSet.from_dict(runs, ties=ties)
+    if isinstance(runs, Iterable):
+        items = list(runs)
+        if items and all(isinstance(r, Run) for r in items):
+            return RunSet(items)
+        if items and all(isinstance(r, (str, os.PathLike)) for r in items):
+            return read_runs(items, ties=ties)
+    raise TypeError(
+        f"runs must be a RunSet, Run(s), path(s), a DataFrame or a dict, got {type(runs).__name__}"
+    )
+
+
+def as_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
+    """Parse one or several measure names; duplicates are kept once."""
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    out: list[Measure] = []
+    for m in measures:
+        parsed = parse_measure(m)
+        if parsed not in out:
+            out.append(parsed)
+    if not out:
+        raise ValueError("measures is empty: give at least one measure, e.g. ['AP', 'nDCG@10']")
+    return out
+
+
+def score_matrices(
+    tensor: EvalTensor, measures: Iterable[str | Measure], *, missing: str = "zero"
+) -> MeasureDict:
+    """Per-topic scores of every measure as (S runs x T topics) arrays, keyed by measure name.
+
+    The fast path for studies: no table is built. ``missing="skip"`` puts NaN where a run did
+    not answer a topic (so aggregates leave it out); ``"zero"`` scores it 0 (trec_eval ``-c``).
+    The result is a :class:`~metaeval.measures.MeasureDict`: any spelling of a measure's name
+    finds its scores.
+    """
+    if missing not in TOPIC_POLICIES:
+        raise ValueError(f"missing must be one of {TOPIC_POLICIES}, got {missing!r}")
+    out = MeasureDict()
+    for m in as_measures(measures):
+        values = m.compute(tensor)
+        if missing == "skip":
+            values = np.where(tensor.answered, values, np.nan)
+        out[str(m)] = values
+    return out
+
+
+def select(
+    runs: RunSet, qrels: Qrels, *, topics=None, run_names=None
+) -> tuple[RunSet, Qrels, list[str]]:
+    """Apply a topic and a run selection (anything :func:`~metaeval.data.parse_ids` reads).
+
+    Returns the runs, the qrels and the topics excluded on purpose (so that no warning names
+    them).
+    """
+    excluded: list[str] = []
+    if topics is not None:
+        chosen = parse_ids(topics, available=list(qrels.topics), what="topic")
+        excluded = sorted(set(map(str, qrels.topics)) - set(chosen))
+        qrels = qrels.subset(chosen)
+    if run_names is not None:
+        runs = runs.subset(parse_ids(run_names, available=runs.names, what="run"))
+    return runs, qrels, excluded
+
+
+def evaluate(
+    runs: RunsLike,
+    qrels: QrelsLike,
+    measures,
+    *,
+    per_topic: bool = True,
+    agg: str | Aggregate = "mean",
+    missing: str = "zero",
+    ties: str = "trec_eval",
+    depth: int | None = None,
+    topics=None,
+    run_names=None,
+) -> pd.DataFrame:
+    """Evaluate runs against relevance judgments.
+
+    Parameters
+    ----------
+    runs : RunSet, Run, list of Run, path(s), DataFrame or dict
+    qrels : Qrels, path, DataFrame or dict
+    measures : str, Measure or list of them, e.g. ``["AP", "nDCG@10", "P(rel=2)@10"]``
+    per_topic : bool
+        True: one row per run, topic and measure. False: one row per run and measure,
+        aggregated over topics with ``agg``.
+    agg : str or Aggregate
+        ``mean`` (default), ``gmean`` (trec_eval gm_map), ``gmean(mode=shift)``, ``logit``,
+        ``median``; see :mod:`metaeval.aggregate`.
+    missing : {"zero", "skip"}
+        Topics are those of the qrels. A topic a run did not answer scores 0 (``"zero"``, as
+        trec_eval ``-c``) or is left out (``"skip"``: no per-topic row, not averaged). Topics
+        a run answered that have no judgments cannot be evaluated and are left out with a
+        warning, as trec_eval leaves them out.
+    ties : {"trec_eval", "input"}
+        How equal scores are ordered when runs are read here (see :class:`~metaeval.data.Run`).
+    depth : int, optional
+        Evaluate only the first ``depth`` documents of each list (trec_eval ``-M``).
+    topics : str, path or list, optional
+        Only these topics of the qrels: ``"601-650"``, ``"601-610,612"``, a list of ids or a
+        file of ids (see :func:`~metaeval.data.parse_ids`). Topics left out on purpose are
+        not warned about.
+    run_names : str, path or list, optional
+        Only these runs (by name), in this order.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``run, topic, measure, value`` (per topic) or ``run, measure, value``.
+    """
+    measures = as_measures(measures)
+    aggregate = parse_aggregate(agg)
+    if missing not in TOPIC_POLICIES:
+        raise ValueError(f"missing must be one of {TOPIC_POLICIES}, got {missing!r}")
+    runset, judged, excluded = select(
+        as_runset(runs, ties=ties), as_qrels(qrels), topics=topics, run_names=run_names
+    )
+    tensor = EvalTensor.build(runset, judged, depth=depth, excluded_topics=excluded)
+    scores = score_matrices(tensor, measures, missing=missing)
+    if missing == "skip":
+        silent = [r for r, a in zip(tensor.runs, tensor.answered.any(axis=1)) if not a]
+        if silent:
+            warn(
+                f"{len(silent)} run(s) answered no topic of the qrels and have no score: "
+                f"{', '.join(silent[:5])}{', ...' if len(silent) > 5 else ''}"
+            )
+    return scores_frame(scores, tensor.runs, tensor.topics, per_topic=per_topic, agg=aggregate)
+
+
+def scores_frame(
+    scores: Mapping[str, np.ndarray],
+    runs: Sequence[str],
+    topics: Sequence[str],
+    *,
+    per_topic: bool = True,
+    agg: str | Aggregate = "mean",
+) -> pd.DataFrame:
+    """Tidy table from (S x T) score arrays: per topic, or aggregated with ``agg``."""
+    names = list(scores)
+    runs = np.asarray(runs, dtype=object)
+    topics = np.asarray(topics, dtype=object)
+    if per_topic:
+        stacked = np.stack([scores[n] for n in names], axis=2)  # S, T, M
+        s, t, m = np.meshgrid(
+            np.arange(len(runs)), np.arange(len(topics)), np.arange(len(names)), indexing="ij"
+        )
+        frame = pd.DataFrame(
+            {
+                "run": runs[s.ravel()],
+                "topic": topics[t.ravel()],
+                "measure": np.asarray(names, dtype=object)[m.ravel()],
+                "value": stacked.ravel(),
+            }
+        )
+        return frame.dropna(subset=["value"]).reset_index(drop=True)
+    aggregate = parse_aggregate(agg)
+    values = np.stack([aggregate(scores[n], axis=1) for n in names], axis=1)  # S, M
+    s, m = np.meshgrid(np.arange(len(runs)), np.arange(len(names)), indexing="ij")
+    return pd.DataFrame(
+        {
+            "run": runs[s.ravel()],
+            "measure": np.asarray(names, dtype=object)[m.ravel()],
+            "value": values.ravel(),
+        }
+    )
+
+
+__all__ = [
+    "evaluate",
+    "score_matrices",
+    "scores_frame",
+    "as_qrels",
+    "as_runset",
+    "as_measures",
+    "select",
+]

@@ -1,0 +1,929 @@
+"""The study file: TOML, read with :mod:`tomllib` into frozen dataclasses.
+
+A study file describes a grid: worlds x degraders x levels x trials x measures x criteria.
+Every key is checked: an unknown key or a bad value is a :class:`SpecError` that names the file
+and the key path, e.g. ``study.toml: degraders[0].levels[2]: must be in (0, 100], got 120.0``.
+
+Schema 1::
+
+    schema = 1
+
+    [study]
+    name = "sakai-kando-2008"     # letters, digits, '.', '_' and '-'
+    seed = 20080601               # the study seed: every random stream derives from it
+    description = "..."           # optional
+    plugins = ["my_measures.py"]  # optional: files registering measures, degraders, criteria
+
+    [[worlds]]                    # a TREC collection ...
+    id = "robust03"
+    kind = "trec"
+    qrels = "qrels.txt"           # paths are relative to the study file
+    runs = "runs/*.gz"            # a glob, or a list of files and globs
+    topics = "601-650"            # optional: ranges, a list, or a file of ids
+    run_names = ["a", "b"]        # optional: only these runs
+    rel = 1                       # optional: relevance level of binary measures
+    top_grades = 2                # optional: keep the 2 highest grades, lower ones -> 0
+    depth = 1000                  # optional: evaluate the top DEPTH documents only
+
+    [[worlds]]                    # ... or a simulated one, with its truth
+    id = "sim"
+    kind = "simulator"
+    preset = "trec_like"
+    n_topics = 50
+    n_systems = 30
+    replicates = 5                # independent draws of the world
+    params = { pool_depth = 50 }  # optional: world parameters replacing the preset's
+
+    [[degraders]]
+    id = "bv"                     # optional, default: the method
+    method = "stratified"
+    levels = [90, 70, 50, 30, 10] # the degrader's levels (rates, depths, ...)
+    trials = 10                   # random repetitions (1 for deterministic degraders)
+    rounding = "trunc"            # any other key is a parameter of the degrader
+
+    [measures]
+    names = ["AP", "AP'", "Q(gains={1:1,2:3})",
+             { name = "AP", aggregate = "gmean", label = "GMAP" }]  # a measure, aggregated
+    aggregate = "mean"            # optional: mean, gmean, logit, median (for every measure)
+    missing = "zero"              # optional: a topic a run did not answer scores 0 (or skip)
+
+    [[criteria]]
+    kind = "robustness"
+    id = "tau"                    # optional, default: the kind
+    levels = "all"                # optional: "all", or a list of levels and "full"
+    topic_filter = { grade = 2, at_most = 5 }   # optional: topics with <= 5 docs of grade >= 2
+    statistics = ["tau_b", "tau_ap"]            # any other key is a parameter of the criterion
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob as globlib
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+SCHEMA = 1
+_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
+FULL = "full"
+
+
+class SpecError(ValueError):
+    """A study file that cannot be run: the message names the file and the key path."""
+
+
+# ------------------------------------------------------------------------------- reading
+class _Table:
+    """One TOML table being read: every key must be taken, and errors carry the key path."""
+
+    def __init__(self, data: Any, path: str, file: str):
+        if not isinstance(data, dict):
+            raise SpecError(f"{file}: {path or 'the file'}: must be a table, got {_kind(data)}")
+        self.data, self.path, self.file = dict(data), path, file
+
+    def where(self, key: str | None = None) -> str:
+        if key is None:
+            return self.path
+        return f"{self.path}.{key}" if self.path else key
+
+    def error(self, key: str | None, message: str) -> SpecError:
+        return SpecError(f"{self.file}: {self.where(key)}: {message}")
+
+    def take(self, key: str, kind: type | tuple, default: Any = ..., *, check=None) -> Any:
+        if key not in self.data:
+            if default is ...:
+                raise self.error(key, "is required")
+            return default
+        value = self.data.pop(key)
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        ok = any(
+            isinstance(value, k) and not (k in (int, float) and isinstance(value, bool))
+            for k in kinds
+        )
+        if not ok:
+            names = " or ".join(_type_name(k) for k in kinds)
+            raise self.error(key, f"must be {names}, got {_kind(value)} {value!r}")
+        if check is not None:
+            try:
+                value = check(value)
+            except SpecError:
+                raise
+            except (TypeError, ValueError) as err:
+                raise self.error(key, str(err)) from None
+        return value
+
+    def table(self, key: str, default: Any = ...) -> _Table | None:
+        if key not in self.data and default is not ...:
+            return default
+        return _Table(self.take(key, dict), self.where(key), self.file)
+
+    def tables(self, key: str) -> list[_Table]:
+        items = self.take(key, list, [])
+        return [_Table(item, f"{self.where(key)}[{i}]", self.file) for i, item in enumerate(items)]
+
+    def rest(self) -> dict:
+        """The keys not taken yet (parameters passed on to a constructor), and empty the table."""
+        rest, self.data = self.data, {}
+        return rest
+
+    def finish(self, allowed: str = "") -> None:
+        if self.data:
+            key = sorted(self.data)[0]
+            hint = f"; allowed keys: {allowed}" if allowed else ""
+            raise self.error(key, f"unknown key{hint}")
+
+
+def _kind(value: Any) -> str:
+    return {
+        dict: "a table",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
+
+
+def _type_name(k: type) -> str:
+    return {
+        dict: "a table",
+        list: "an array",
+        str: "a string",
+        bool: "true or false",
+        int: "an integer",
+        float: "a number",
+    }.get(k, k.__name__)
+
+
+def _identifier(what: str):
+    def check(value: str) -> str:
+        if not _ID_RE.fullmatch(value):
+            raise ValueError(
+                f"{what} must use letters, digits, '.', '_' and '-' only, got {value!r}"
+            )
+        return value
+
+    return check
+
+
+def _positive(value: int) -> int:
+    if value < 1:
+        raise ValueError(f"must be a positive integer, got {value}")
+    return value
+
+
+def _non_negative(value: int) -> int:
+    if value < 0:
+        raise ValueError(f"must be a non-negative integer, got {value}")
+    return value
+
+
+def _freeze(value: Any) -> Any:
+    """TOML values as hashable, canonical Python values (tables -> sorted tuples of pairs)."""
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    """Undo :func:`_freeze` for passing parameters on (pairs -> dict, tuples -> lists kept)."""
+    if (
+        isinstance(value, tuple)
+        and value
+        and all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in value)
+    ):
+        return {k: _thaw(v) for k, v in value}
+    if isinstance(value, tuple):
+        return tuple(_thaw(v) for v in value)
+    return value
+
+
+# ------------------------------------------------------------------------------- the spec
+@dataclass(frozen=True)
+class TrecWorld:
+    """A TREC collection: a qrels file and run files, with optional topic and run subsets."""
+
+    id: str
+    qrels: Path
+    runs: tuple[Path, ...]
+    topics: Any = None
+    run_names: Any = None
+    rel: int = 1
+    top_grades: int | None = None
+    depth: int | None = None
+    kind: str = field(default="trec", init=False)
+    replicates: int = field(default=1, init=False)
+
+    def identity(self) -> dict:
+        """What the world *is*: its files by content (SHA-256), not by path, and its options."""
+        return {
+            "kind": "trec",
+            "qrels": file_digest(self.qrels),
+            "runs": sorted(file_digest(p) for p in self.runs),
+            "topics": _jsonable(self.topics),
+            "run_names": _jsonable(self.run_names),
+            "rel": self.rel,
+            "top_grades": self.top_grades,
+            "depth": self.depth,
+        }
+
+    def files(self) -> list[Path]:
+        return [self.qrels, *self.runs]
+
+
+@dataclass(frozen=True)
+class SimWorld:
+    """A simulated world (a preset of :mod:`simulators`, with parameters), drawn ``replicates``
+    times; it knows its truth."""
+
+    id: str
+    preset: str
+    n_topics: int
+    n_systems: int
+    replicates: int = 1
+    params: tuple = ()
+    rel: int = 1
+    kind: str = field(default="simulator", init=False)
+
+    def identity(self) -> dict:
+        return {
+            "kind": "simulator",
+            "preset": self.preset,
+            "n_topics": self.n_topics,
+            "n_systems": self.n_systems,
+            "params": _jsonable(self.params),
+            "rel": self.rel,
+        }
+
+    def files(self) -> list[Path]:
+        return []
+
+
+World = TrecWorld | SimWorld
+
+
+@dataclass(frozen=True)
+class DegraderSpec:
+    """A degrader, its levels and its number of trials."""
+
+    id: str
+    method: str
+    levels: tuple
+    trials: int = 1
+    params: tuple = ()
+
+    def identity(self) -> dict:
+        """The degrade stream's identity leaves the levels out, so levels stay nested and a
+        level added later is drawn from the same trials."""
+        return {"method": self.method, "params": _jsonable(self.params)}
+
+    def make(self):
+        """The :class:`simulators.Degrader` with these levels and parameters."""
+        from simulators.degraders import level_field, make_degrader
+
+        return make_degrader(
+            self.method, **{level_field(self.method): self.levels}, **_params(self.params)
+        )
+
+
+@dataclass(frozen=True)
+class CriterionSpec:
+    """A criterion: its kind, the levels it is computed at, an optional topic filter and its
+    parameters."""
+
+    id: str
+    kind: str
+    levels: Any = None  # None: the criterion's default; "all"; or a tuple
+    topic_filter: tuple = ()
+    params: tuple = ()
+
+    def identity(self) -> dict:
+        return {
+            "kind": self.kind,
+            "topic_filter": _jsonable(self.topic_filter),
+            "params": _jsonable(self.params),
+        }
+
+    def make(self):
+        from metaeval.study.criteria import make_criterion
+
+        return make_criterion(self.kind, **_params(self.params))
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """A published claim and how to check it (see :mod:`metaeval.report.claims`)."""
+
+    id: str
+    text: str
+    source: str = ""
+    check: tuple = ()
+
+    def check_dict(self) -> dict:
+        return _params(self.check)
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """A measure of a study: its label in results, its canonical name, its aggregate."""
+
+    label: str
+    name: str
+    aggregate: str
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """A whole study file."""
+
+    name: str
+    seed: int
+    worlds: tuple[World, ...]
+    degraders: tuple[DegraderSpec, ...]
+    measures: tuple[MeasureSpec, ...]
+    criteria: tuple[CriterionSpec, ...]
+    aggregate: str = "mean"
+    missing: str = "zero"
+    description: str = ""
+    plugins: tuple[Path, ...] = ()
+    claims: tuple = ()
+    path: Path | None = None
+    text: str = ""
+
+    def world(self, world_id: str) -> World:
+        return next(w for w in self.worlds if w.id == world_id)
+
+    def degrader(self, degrader_id: str) -> DegraderSpec:
+        return next(d for d in self.degraders if d.id == degrader_id)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The measures' labels, as results name them."""
+        return tuple(m.label for m in self.measures)
+
+    def measure(self, label: str) -> MeasureSpec:
+        return next(m for m in self.measures if m.label == label)
+
+    def criterion(self, criterion_id: str) -> CriterionSpec:
+        return next(c for c in self.criteria if c.id == criterion_id)
+
+    def digest(self) -> str:
+        """SHA-256 of the study file's text."""
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+def _params(pairs: tuple) -> dict:
+    """Frozen ``(key, value)`` pairs back to keyword arguments."""
+    return {k: _thaw(v) for k, v in pairs}
+
+
+def _jsonable(value: Any) -> Any:
+    value = _thaw(value)
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+_DIGESTS: dict[tuple, str] = {}
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes (cached by path, size and modification time)."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
+
+
+# ------------------------------------------------------------------------------- loading
+def load_spec(path: str | Path, *, text: str | None = None) -> StudySpec:
+    """Read and check a study file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The study file. Relative paths inside it are relative to its folder.
+    text : str, optional
+        The file's text, if already read (``path`` still anchors relative paths).
+
+    Raises
+    ------
+    SpecError
+        Naming the file and the key path of the first problem found.
+    FileNotFoundError
+        When the study file does not exist.
+    """
+    path = Path(path)
+    label = path.name
+    if text is None:
+        if not path.is_file():
+            raise FileNotFoundError(f"study file {path} does not exist")
+        text = path.read_text(encoding="utf-8-sig")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise SpecError(f"{label}: not valid TOML: {err}") from None
+    base = path.resolve().parent
+    top = _Table(data, "", label)
+    schema = top.take("schema", int)
+    if schema != SCHEMA:
+        raise top.error("schema", f"this metaeval reads schema {SCHEMA}, got {schema}")
+
+    study = top.table("study")
+    name = study.take("name", str, check=_identifier("the study name"))
+    seed = study.take("seed", int, check=_non_negative)
+    description = study.take("description", str, "")
+    plugins = tuple(
+        _resolve(base, p, study, "plugins", i, must_exist=True)
+        for i, p in enumerate(study.take("plugins", list, []))
+    )
+    study.finish("name, seed, description, plugins")
+    _load_plugins(plugins, study)
+
+    worlds = tuple(_world(t, base) for t in top.tables("worlds"))
+    if not worlds:
+        raise top.error("worlds", "a study needs at least one [[worlds]] entry")
+    _unique([w.id for w in worlds], top, "worlds")
+
+    degraders = tuple(_degrader(t) for t in top.tables("degraders"))
+    _unique([d.id for d in degraders], top, "degraders")
+
+    measures_t = top.table("measures")
+    names = measures_t.take("names", list)
+    aggregate = measures_t.take("aggregate", str, "mean", check=_aggregate)
+    missing = measures_t.take("missing", str, "zero", check=_missing)
+    measures_t.finish("names, aggregate, missing")
+    measures = tuple(_measure(n, measures_t, i, aggregate) for i, n in enumerate(names))
+    if not measures:
+        raise measures_t.error("names", "must name at least one measure")
+    _unique([m.label for m in measures], measures_t, "names")
+
+    criteria_tables = top.tables("criteria")
+    if not criteria_tables:
+        raise top.error("criteria", "a study needs at least one [[criteria]] entry")
+    criteria = tuple(_criterion(t, degraders) for t in criteria_tables)
+    _unique([c.id for c in criteria], top, "criteria")
+
+    claims = tuple(_claim(t, criteria, measures, worlds, degraders) for t in top.tables("claims"))
+    _unique([c.id for c in claims], top, "claims")
+    top.finish("schema, study, worlds, degraders, measures, criteria, claims")
+    return StudySpec(
+        name=name,
+        seed=seed,
+        worlds=worlds,
+        degraders=degraders,
+        measures=measures,
+        criteria=criteria,
+        aggregate=aggregate,
+        missing=missing,
+        description=description,
+        plugins=plugins,
+        claims=claims,
+        path=path,
+        text=text,
+    )
+
+
+def _unique(ids: list[str], table: _Table, key: str) -> None:
+    seen = set()
+    for i, x in enumerate(ids):
+        if x in seen:
+            raise table.error(f"{key}[{i}]", f"id {x!r} is used twice; give each entry its own id")
+        seen.add(x)
+
+
+def _resolve(
+    base: Path,
+    value: Any,
+    table: _Table,
+    key: str,
+    index: int | None = None,
+    must_exist: bool = True,
+) -> Path:
+    where = key if index is None else f"{key}[{index}]"
+    if not isinstance(value, str):
+        raise table.error(where, f"must be a path (a string), got {_kind(value)}")
+    p = Path(value).expanduser()
+    p = p if p.is_absolute() else base / p
+    if must_exist and not p.exists():
+        raise table.error(where, f"{value!r}: no such file ({p})")
+    return p
+
+
+def _load_plugins(plugins: tuple[Path, ...], table: _Table) -> None:
+    from metaeval.measures import load_plugin
+
+    for i, p in enumerate(plugins):
+        try:
+            load_plugin(p)
+        except Exception as err:  # a user's file: say what went wrong in it
+            raise table.error(f"plugins[{i}]", f"{p.name}: {type(err).__name__}: {err}") from None
+
+
+def _world(t: _Table, base: Path) -> World:
+    wid = t.take("id", str, check=_identifier("a world id"))
+    kind = t.take("kind", str)
+    rel = t.take("rel", int, 1, check=_positive)
+    if kind == "trec":
+        qrels = _resolve(base, t.take("qrels", str), t, "qrels")
+        patterns = t.take("runs", (str, list))
+        patterns = [patterns] if isinstance(patterns, str) else patterns
+        files: list[Path] = []
+        for i, pattern in enumerate(patterns):
+            where = (
+                "runs"
+                if len(patterns) == 1 and isinstance(patterns, list) is False
+                else f"runs[{i}]"
+            )
+            if not isinstance(pattern, str):
+                raise t.error(where, f"must be a path or glob, got {_kind(pattern)}")
+            full = str(
+                Path(pattern).expanduser() if Path(pattern).is_absolute() else base / pattern
+            )
+            matched = sorted(Path(p) for p in globlib.glob(full) if Path(p).is_file())
+            if not matched:
+                raise t.error(where, f"{pattern!r} matches no file ({full})")
+            files.extend(m for m in matched if m not in files)
+        topics = t.take("topics", (str, list), None)
+        run_names = t.take("run_names", (str, list), None)
+        if isinstance(topics, str) and (base / topics).is_file():
+            topics = str(base / topics)
+        if isinstance(run_names, str) and (base / run_names).is_file():
+            run_names = str(base / run_names)
+        top_grades = t.take("top_grades", int, None, check=_positive)
+        depth = t.take("depth", int, None, check=_positive)
+        t.finish("id, kind, qrels, runs, topics, run_names, rel, top_grades, depth")
+        return TrecWorld(
+            id=wid,
+            qrels=qrels,
+            runs=tuple(files),
+            topics=_freeze(topics),
+            run_names=_freeze(run_names),
+            rel=rel,
+            top_grades=top_grades,
+            depth=depth,
+        )
+    if kind == "simulator":
+        from simulators.worlds import PRESETS, WorldParams
+
+        preset = t.take("preset", str, "trec_like")
+        if preset not in PRESETS:
+            raise t.error("preset", f"must be one of {', '.join(sorted(PRESETS))}, got {preset!r}")
+        n_topics = t.take("n_topics", int, check=_positive)
+        n_systems = t.take("n_systems", int, check=_positive)
+        replicates = t.take("replicates", int, 1, check=_positive)
+        params_t = t.table("params", None)
+        params: dict = {}
+        if params_t is not None:
+            params = params_t.rest()
+            try:
+                import dataclasses
+
+                base_params = PRESETS[preset]
+                known = {f.name for f in dataclasses.fields(WorldParams)}
+                for key in params:
+                    if key not in known:
+                        raise params_t.error(
+                            key, f"unknown world parameter; known: {', '.join(sorted(known))}"
+                        )
+                dataclasses.replace(base_params, **{k: _world_value(v) for k, v in params.items()})
+            except (TypeError, ValueError) as err:
+                if isinstance(err, SpecError):
+                    raise
+                raise params_t.error(None, str(err)) from None
+        t.finish("id, kind, preset, n_topics, n_systems, replicates, params, rel")
+        return SimWorld(
+            id=wid,
+            preset=preset,
+            n_topics=n_topics,
+            n_systems=n_systems,
+            replicates=replicates,
+            params=_freeze(params),
+            rel=rel,
+        )
+    raise t.error("kind", f"must be 'trec' or 'simulator', got {kind!r}")
+
+
+def _world_value(v: Any) -> Any:
+    """TOML arrays become tuples, as WorldParams expects."""
+    if isinstance(v, list):
+        return tuple(_world_value(x) for x in v)
+    return v
+
+
+def _degrader(t: _Table) -> DegraderSpec:
+    from simulators.degraders import registered_degraders
+
+    method = t.take("method", str)
+    known = registered_degraders()
+    if method not in known:
+        raise t.error("method", f"unknown degrader {method!r}; known: {', '.join(known)}")
+    did = t.take("id", str, method, check=_identifier("a degrader id"))
+    levels = t.take("levels", list)
+    if not levels:
+        raise t.error("levels", "must list at least one level")
+    trials = t.take("trials", int, 1, check=_positive)
+    params = t.rest()
+    spec = DegraderSpec(
+        id=did, method=method, levels=_freeze(levels), trials=trials, params=_freeze(params)
+    )
+    if not known[method].random and trials != 1:
+        raise t.error(
+            "trials",
+            f"{method} is deterministic: every trial would be the same; "
+            "remove trials or set it to 1",
+        )
+    try:
+        degrader = spec.make()
+    except (TypeError, ValueError) as err:
+        raise _param_error(t, err, list(params)) from None
+    # The degrader may normalise its levels (e.g. 70.0 -> 70); keep its own spelling.
+    return DegraderSpec(
+        id=did,
+        method=method,
+        levels=tuple(degrader.levels()),
+        trials=trials,
+        params=_freeze(params),
+    )
+
+
+def _param_error(t: _Table, err: Exception, keys: list[str]) -> SpecError:
+    """A constructor's error, pointed at the key it names (``rates[2] must be ...`` is the
+    study's ``levels[2]``)."""
+    message = str(err)
+    match = re.match(r"([A-Za-z_]\w*)(\[\d+\])?", message)
+    name = match.group(1) if match else ""
+    if name in ("levels", "rates", "depths", "teams", "k"):
+        return t.error("levels" + (match.group(2) or ""), message[match.end() :].lstrip(": "))
+    if name in keys:
+        return t.error(name + (match.group(2) or ""), message[match.end() :].lstrip(": "))
+    return t.error(None, message)
+
+
+def _measure(entry: Any, t: _Table, i: int, aggregate: str) -> MeasureSpec:
+    """A measure name, or a table {name, aggregate, label}."""
+    from metaeval.measures import parse_measure
+
+    where = f"names[{i}]"
+    if isinstance(entry, dict):
+        e = _Table(entry, t.where(where), t.file)
+        name = e.take("name", str)
+        own = e.take("aggregate", str, None, check=_aggregate)
+        label = e.take("label", str, None)
+        e.finish("name, aggregate, label")
+    elif isinstance(entry, str):
+        name, own, label, e = entry, None, None, None
+    else:
+        raise t.error(
+            where,
+            f"must be a measure name or a table {{name, aggregate, label}}, got {_kind(entry)}",
+        )
+    try:
+        canonical = str(parse_measure(name))
+    except (TypeError, ValueError) as err:
+        raise t.error(f"{where}.name" if e is not None else where, str(err)) from None
+    if label is None:
+        label = canonical if own in (None, aggregate) else f"{canonical} [{own}]"
+    return MeasureSpec(label=label, name=canonical, aggregate=own or aggregate)
+
+
+def _aggregate(text: str) -> str:
+    from metaeval.aggregate import parse_aggregate
+
+    return str(parse_aggregate(text))
+
+
+def _missing(text: str) -> str:
+    if text not in ("zero", "skip"):
+        raise ValueError(f"must be 'zero' or 'skip', got {text!r}")
+    return text
+
+
+def _criterion(t: _Table, degraders: tuple[DegraderSpec, ...]) -> CriterionSpec:
+    from metaeval.study.criteria import registered_criteria
+
+    kind = t.take("kind", str)
+    known = registered_criteria()
+    if kind not in known:
+        raise t.error("kind", f"unknown criterion {kind!r}; known: {', '.join(known)}")
+    cid = t.take("id", str, kind, check=_identifier("a criterion id"))
+    levels = t.take("levels", (str, list), None)
+    if isinstance(levels, str) and levels != "all":
+        raise t.error("levels", f'must be "all" or a list of levels, got {levels!r}')
+    if isinstance(levels, list):
+        known_levels = {str(lv) for d in degraders for lv in d.levels} | {FULL}
+        for i, lv in enumerate(levels):
+            if str(lv) not in known_levels:
+                raise t.error(
+                    f"levels[{i}]",
+                    f"{lv!r} is not a level of any degrader (nor "
+                    f'"{FULL}"); levels: '
+                    f"{', '.join(sorted(known_levels))}",
+                )
+        levels = tuple(str(lv) for lv in levels)
+    filt = t.table("topic_filter", None)
+    topic_filter: dict = {}
+    if filt is not None:
+        topic_filter = {
+            "grade": filt.take("grade", int, check=_non_negative),
+            "at_most": filt.take("at_most", int, None, check=_non_negative),
+            "at_least": filt.take("at_least", int, None, check=_non_negative),
+        }
+        filt.finish("grade, at_most, at_least")
+        if topic_filter["at_most"] is None and topic_filter["at_least"] is None:
+            raise filt.error(
+                None,
+                "give at_most and/or at_least (the number of documents "
+                "of grade >= grade a topic must have)",
+            )
+    params = t.rest()
+    allowed = sorted(f.name for f in dataclasses.fields(known[kind]))
+    for key in params:
+        if key not in allowed:
+            raise t.error(
+                key, f"not a parameter of {kind}; parameters: {', '.join(allowed) or 'none'}"
+            )
+    spec = CriterionSpec(
+        id=cid, kind=kind, levels=levels, topic_filter=_freeze(topic_filter), params=_freeze(params)
+    )
+    try:
+        spec.make()
+    except (TypeError, ValueError) as err:
+        raise _param_error(t, err, list(params)) from None
+    return spec
+
+
+_CHECK_KEYS = {
+    "order": (
+        {"criterion", "statistic", "than"},
+        {"level", "greater", "less", "against", "degrader", "x", "mode", "tolerance", "worlds"},
+    ),
+    "threshold": (
+        {"criterion", "statistic", "measures"},
+        {"level", "above", "below", "against", "degrader", "x", "worlds"},
+    ),
+    "trend": (
+        {"criterion", "statistic", "measures", "to", "direction"},
+        {"from", "tolerance", "against", "degrader", "x", "worlds"},
+    ),
+}
+
+
+def _claim(t: _Table, criteria, measures, worlds, degraders) -> ClaimSpec:
+    """A ``[[claims]]`` entry: every name it uses must exist in the study."""
+    import inspect
+
+    from metaeval.study.analytic import TESTS
+
+    cid = t.take("id", str, check=_identifier("a claim id"))
+    text = t.take("text", str)
+    source = t.take("source", str, "")
+    c = t.table("check")
+    t.finish("id, text, source, check")
+    kind = c.take("kind", str)
+    labels = [m.label for m in measures]
+    if kind == "analytic":
+        test = c.take("test", str)
+        if test not in TESTS:
+            raise c.error(
+                "test", f"unknown analytic test {test!r}; known: {', '.join(sorted(TESTS))}"
+            )
+        params = c.rest()
+        sig = inspect.signature(TESTS[test])
+        for key in params:
+            if key not in sig.parameters:
+                raise c.error(
+                    key,
+                    f"not a parameter of the {test} test; parameters: {', '.join(sig.parameters)}",
+                )
+        missing = [
+            k
+            for k, p in sig.parameters.items()
+            if p.default is inspect.Parameter.empty and k not in params
+        ]
+        if missing:
+            raise c.error(missing[0], "is required")
+        return ClaimSpec(cid, text, source, _freeze({"kind": kind, "test": test, **params}))
+    if kind not in _CHECK_KEYS:
+        raise c.error("kind", f"must be order, threshold, trend or analytic, got {kind!r}")
+    required, optional = _CHECK_KEYS[kind]
+    check = c.rest()
+    for key in check:
+        if key not in required | optional:
+            raise c.error(
+                key,
+                f"unknown key for a {kind} check; keys: {', '.join(sorted(required | optional))}",
+            )
+    for key in sorted(required - set(check)):
+        raise c.error(key, "is required")
+    if kind == "order" and ("greater" in check) == ("less" in check):
+        raise c.error(
+            None,
+            "an order check names its measures with greater = [...] or "
+            "less = [...], and than = [...]",
+        )
+    if check["criterion"] not in {x.id for x in criteria}:
+        raise c.error(
+            "criterion",
+            f"{check['criterion']!r} is not a criterion of the study; "
+            f"criteria: {', '.join(x.id for x in criteria)}",
+        )
+    for key in ("greater", "less", "than", "measures"):
+        if key in check:
+            names = [check[key]] if isinstance(check[key], str) else check[key]
+            check[key] = [_claim_measure(n, labels, c, key) for n in names]
+    if "against" in check and check["against"] not in ("full", "truth", "effect"):
+        check["against"] = _claim_measure(check["against"], labels, c, "against")
+    for key in ("worlds",):
+        for w in [check[key]] if isinstance(check.get(key), str) else check.get(key, []):
+            if w not in {x.id for x in worlds}:
+                raise c.error(key, f"{w!r} is not a world of the study")
+    levels = {str(lv) for d in degraders for lv in d.levels} | {FULL}
+    for key in ("level", "from", "to"):
+        if key in check:
+            check[key] = str(check[key])
+            if check[key] not in levels:
+                raise c.error(
+                    key,
+                    f"{check[key]!r} is not a level of the study; levels: "
+                    f"{', '.join(sorted(levels))}",
+                )
+    return ClaimSpec(cid, text, source, _freeze({"kind": kind, **check}))
+
+
+def _claim_measure(name: Any, labels: list[str], c: _Table, key: str) -> str:
+    """A measure a claim names: a label of the study, in any spelling of its name."""
+    if not isinstance(name, str):
+        raise c.error(key, f"measures are named by strings, got {_kind(name)}")
+    if name in labels:
+        return name
+    try:
+        from metaeval.measures import canonical_name
+
+        canonical = canonical_name(name)
+    except (TypeError, ValueError):
+        canonical = None
+    if canonical in labels:
+        return canonical
+    raise c.error(key, f"{name!r} is not a measure of the study; measures: {', '.join(labels)}")
+
+
+def study_file(name: str) -> Path:
+    """A study file shipped with metaeval (``quickstart.toml``...): the installed copy, or the
+    repository's ``studies/`` folder in a source checkout."""
+    from importlib import resources
+
+    try:
+        path = Path(str(resources.files("metaeval.studies") / name))
+    except ModuleNotFoundError:
+        path = Path(__file__).resolve().parents[2] / "studies" / name
+    if not path.is_file():
+        raise FileNotFoundError(f"no study file {name} in {path.parent}")
+    return path
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: the input of every identity hash."""
+    return json.dumps(
+        _jsonable(value), sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str
+    )
+
+
+def spec_as_dict(spec: StudySpec) -> dict:
+    """The parsed spec as plain data (for the manifest)."""
+    out = asdict(spec)
+    out.pop("text")
+    return json.loads(canonical_json(out))
+
+
+__all__ = [
+    "SCHEMA",
+    "FULL",
+    "SpecError",
+    "TrecWorld",
+    "SimWorld",
+    "DegraderSpec",
+    "CriterionSpec",
+    "MeasureSpec",
+    "ClaimSpec",
+    "StudySpec",
+    "load_spec",
+    "file_digest",
+    "canonical_json",
+]

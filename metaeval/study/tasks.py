@@ -1,0 +1,461 @@
+"""What a worker does: load a world instance, damage its judgments, run the criteria.
+
+:func:`run_task` is the one function executors call. It never raises: it returns an
+:class:`Outcome` holding either the task's tables or the error. Everything random in it comes
+from identity-seeded streams (:mod:`metaeval.study.seeding`), so its result does not depend on
+which worker runs it, or when.
+
+A worker keeps the last world instances it loaded (a TREC collection is read and its tensor built
+once per worker, a simulated world generated once), with the full-judgment scores, the shared
+resamples and the full-judgment significance tests, so the tasks of one world that land on one
+worker share them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import traceback
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from metaeval.study.criteria import rows
+from metaeval.study.plan import Task, Unit, unit_row, world_identity
+from metaeval.study.seeding import generator, short_id
+from metaeval.study.spec import FULL, SimWorld, StudySpec, TrecWorld
+from metaeval.study.store import UNITS
+
+_WORLDS: OrderedDict[str, LoadedWorld] = OrderedDict()
+_KEEP_WORLDS = 2
+
+
+@dataclass
+class LoadedWorld:
+    """One world instance in memory, with what its tasks share."""
+
+    id: str
+    replicate: int
+    identity: dict
+    tensor: Any  # EvalTensor under the full judgments
+    truth: Any = None  # EvalTensor under the true judgments (simulated worlds)
+    system_effect: np.ndarray | None = None
+    groups: dict | None = None  # run -> team, for degraders that pool by team
+    runs: Any = None  # the RunSet (criteria about the collection itself read it)
+    rel: int = 1
+    cache: dict = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """What a task returns to the driver."""
+
+    task_id: str
+    tables: dict[str, pd.DataFrame] | None = None
+    error: str | None = None
+    traceback: str | None = None
+    seconds: float = 0.0
+    criteria_seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+# ------------------------------------------------------------------------------ worlds
+def fold_grades(qrels, top_grades: int):
+    """Keep the ``top_grades`` highest grades of the collection as 1..top_grades and make every
+    lower grade 0 (non-relevant). On a collection judged 0..c with c = top_grades this changes
+    nothing; on TREC DL (0..3) with 2 it is the track's convention that grade 1 ("related") is
+    not relevant: 0, 1 -> 0, 2 -> 1, 3 -> 2. Unjudged entries (-1) stay."""
+    g = qrels.grades.astype(np.int16)
+    highest = int(g.max(initial=0))
+    folded = np.where(g < 0, g, np.maximum(g - (highest - top_grades), 0))
+    return qrels.with_grades(folded.astype(np.int8))
+
+
+def load_world(spec: StudySpec, world_id: str, replicate: int) -> LoadedWorld:
+    """The world instance, from this worker's cache or built now."""
+    ident = world_identity(spec, world_id, replicate)
+    key = f"{spec.seed}:{short_id(ident)}"
+    if key in _WORLDS:
+        _WORLDS.move_to_end(key)
+        return _WORLDS[key]
+    w = spec.world(world_id)
+    if isinstance(w, TrecWorld):
+        world = _load_trec(w, ident, replicate)
+    else:
+        world = _load_simulated(spec, w, ident, replicate)
+    _WORLDS[key] = world
+    while len(_WORLDS) > _KEEP_WORLDS:
+        _WORLDS.popitem(last=False)
+    return world
+
+
+def _load_trec(w: TrecWorld, ident: dict, replicate: int) -> LoadedWorld:
+    from metaeval.data import parse_ids, read_qrels, read_runs
+    from metaeval.engine import EvalTensor
+
+    qrels = read_qrels(w.qrels)
+    if w.top_grades is not None:
+        qrels = fold_grades(qrels, w.top_grades)
+    runs = read_runs(list(w.runs))
+    if w.topics is not None:
+        topics = parse_ids(_plain(w.topics), available=list(qrels.topics), what="topic")
+        qrels = qrels.subset(topics)
+        runs = runs.__class__([r.subset(topics) for r in runs])
+    if w.run_names is not None:
+        runs = runs.subset(parse_ids(_plain(w.run_names), available=list(runs.names), what="run"))
+    tensor = EvalTensor.build(runs, qrels, depth=w.depth)
+    return LoadedWorld(w.id, replicate, ident, tensor, rel=w.rel, runs=runs)
+
+
+def _plain(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _load_simulated(spec: StudySpec, w: SimWorld, ident: dict, replicate: int) -> LoadedWorld:
+    from metaeval.engine import EvalTensor
+    from simulators import make_world
+
+    params = dict(w.params)
+    world = make_world(
+        w.preset,
+        n_topics=w.n_topics,
+        n_systems=w.n_systems,
+        rng=generator(spec.seed, "world", ident),
+        **params,
+    )
+    tensor = EvalTensor.build(world.runs, world.qrels, warn_extra_topics=False)
+    return LoadedWorld(
+        w.id,
+        replicate,
+        ident,
+        tensor,
+        truth=world.truth_tensor(),
+        runs=world.runs,
+        system_effect=np.asarray(world.system_effect, dtype=float),
+        groups=dict(world.groups),
+        rel=w.rel,
+    )
+
+
+# ------------------------------------------------------------------------------ context
+class Context:
+    """What a criterion sees: one world instance at one level of one trial.
+
+    Scores are computed once per measure and level and shared by every criterion of the task;
+    full-judgment scores, true scores, resamples and full-judgment significance tests are
+    computed once per world instance and worker.
+    """
+
+    def __init__(
+        self,
+        spec: StudySpec,
+        world: LoadedWorld,
+        tensor,
+        *,
+        level: str,
+        degrader: str,
+        trial: int,
+        level_cache: dict,
+    ):
+        self.spec, self.world, self.tensor = spec, world, tensor
+        self.level, self.degrader, self.trial = level, degrader, trial
+        self.is_full = level == FULL
+        self._level_cache = level_cache
+        self._criterion = None
+        self._topics = None
+
+    def bind(self, criterion_spec) -> Context:
+        """The same context for one criterion: its topic filter and its random streams."""
+        bound = object.__new__(Context)
+        bound.__dict__.update(self.__dict__)
+        bound._criterion = criterion_spec
+        bound._topics = self._topic_positions(dict(criterion_spec.topic_filter))
+        return bound
+
+    # ---------------------------------------------------------------- basics
+    @property
+    def rel(self) -> int:
+        return self.world.rel
+
+    @property
+    def n_topics(self) -> int:
+        return self.tensor.n_topics if self._topics is None else len(self._topics)
+
+    @property
+    def system_effect(self) -> np.ndarray | None:
+        return self.world.system_effect
+
+    def measure(self, label: str):
+        """The measure of a label, with the world's relevance level replacing a binary
+        measure's default level 1."""
+        from metaeval.measures import parse_measure
+
+        m = parse_measure(self.spec.measure(label).name)
+        if self.rel != 1 and getattr(m, "rel", None) == 1:
+            m = dataclasses.replace(m, rel=self.rel)
+        return m
+
+    def aggregate_of(self, label: str) -> str:
+        """How the measure's per-topic scores become system scores (mean, gmean, ...)."""
+        return self.spec.measure(label).aggregate
+
+    def means(self, scores: np.ndarray, label: str) -> np.ndarray:
+        """(S,) system scores: the measure's aggregate over topics."""
+        from metaeval.aggregate import parse_aggregate
+
+        return parse_aggregate(self.aggregate_of(label))(scores, axis=1)
+
+    # ---------------------------------------------------------------- scores
+    def _compute(self, cache: dict, tensor, label: str) -> np.ndarray:
+        key = self.spec.measure(label).name  # labels differing by aggregate share scores
+        if key not in cache:
+            values = self.measure(label).compute(tensor)
+            if self.spec.missing == "skip":
+                values = np.where(tensor.answered, values, np.nan)
+            cache[key] = values
+        values = cache[key]
+        return values if self._topics is None else values[:, self._topics]
+
+    def scores(self, name: str) -> np.ndarray:
+        """(S, T) per-topic scores at this level."""
+        if self.is_full:
+            return self.full_scores(name)
+        return self._compute(self._level_cache, self.tensor, name)
+
+    def full_scores(self, name: str) -> np.ndarray:
+        """(S, T) per-topic scores under the full judgments."""
+        return self._compute(self.world.cache.setdefault("full", {}), self.world.tensor, name)
+
+    def truth_scores(self, name: str) -> np.ndarray | None:
+        """(S, T) per-topic scores under the true judgments, or None for a real collection."""
+        if self.world.truth is None:
+            return None
+        return self._compute(self.world.cache.setdefault("truth", {}), self.world.truth, name)
+
+    def _topic_positions(self, topic_filter: dict) -> np.ndarray | None:
+        if not topic_filter:
+            return None
+        counts = self.world.tensor.grade_counts[:, topic_filter["grade"] :].sum(axis=1)
+        keep = np.ones(len(counts), dtype=bool)
+        if topic_filter.get("at_most") is not None:
+            keep &= counts <= topic_filter["at_most"]
+        if topic_filter.get("at_least") is not None:
+            keep &= counts >= topic_filter["at_least"]
+        return np.flatnonzero(keep)
+
+    # ---------------------------------------------------------------- random streams
+    def stream(self, kind: str, *extra) -> np.random.Generator:
+        """A Generator on an identity-seeded stream of this world instance and criterion."""
+        ident = {
+            "world": self.world.identity,
+            "criterion": self._criterion.identity(),
+            "extra": list(extra),
+        }
+        return generator(self.spec.seed, kind, ident)
+
+    def resamples(self, method: str, B: int | None):
+        """The bootstrap samples (or Tukey permutations) of this world instance for ``method``
+        and ``B``: drawn once, shared by every measure, level and criterion that asks for the
+        same resampling (common random numbers)."""
+        from metaeval.meta import resamples
+
+        ident = {
+            "method": method,
+            "B": B,
+            "topic_filter": [] if self._criterion is None else list(self._criterion.topic_filter),
+        }
+        key = repr(sorted(ident.items()))
+        shared = self.world.cache.setdefault("resamples", {})
+        if key not in shared:
+            rng = generator(
+                self.spec.seed, "resample", {"world": self.world.identity, "resampling": ident}
+            )
+            shared[key] = resamples(
+                method, n_topics=self.n_topics, n_systems=self.world.tensor.n_runs, B=B, rng=rng
+            )
+        return shared[key]
+
+    def discriminative_power(self, name: str, criterion, *, full: bool = False):
+        """Discriminative power of a measure at this level (or under the full judgments) with
+        the shared resamples; computed once per measure, level and test settings."""
+        from metaeval.meta import discriminative_power
+
+        full = full or self.is_full
+        shared = self.resamples(criterion.method, criterion.B)
+        cache = self.world.cache.setdefault("full_dp", {}) if full else self._level_cache
+        key = (
+            "dp",
+            criterion.method,
+            criterion.B,
+            criterion.alpha,
+            tuple(self._criterion.topic_filter),
+            name,
+        )
+        if key not in cache:
+            scores = self.full_scores(name) if full else self.scores(name)
+            cache[key] = discriminative_power(
+                scores, method=criterion.method, alpha=criterion.alpha, resamples=shared
+            )
+        return cache[key]
+
+
+# ------------------------------------------------------------------------------ the task
+def _load_plugins(spec: StudySpec) -> None:
+    from metaeval.measures import load_plugin
+
+    for path in spec.plugins:
+        load_plugin(path)
+
+
+def _degraded(spec: StudySpec, world: LoadedWorld, task: Task) -> dict[str, Any]:
+    """The task's damaged judgment sets by level (one trial, every level)."""
+    dspec = spec.degrader(task.degrader)
+    degrader = dspec.make()
+    if world.groups is not None and getattr(degrader, "groups", "absent") is None:
+        degrader = dataclasses.replace(degrader, groups=world.groups)
+    ident = {"world": world.identity, "degrader": dspec.identity(), "trial": task.trial}
+    sets = degrader.trial(
+        world.tensor, rng=generator(spec.seed, "degrade", ident), trial=task.trial
+    )
+    return {str(j.level): j for j in sets}
+
+
+def _annotate(frame: pd.DataFrame, units: dict, pairwise: bool) -> pd.DataFrame:
+    """Add each row's unit and its readable identity columns."""
+    if frame.empty:
+        return frame
+    if pairwise:
+        keys = [
+            (a, b) if (a, b) in units else (b, a)
+            for a, b in zip(frame["measure"], frame.get("other", frame["measure"]))
+        ]
+    else:
+        keys = [(m, "") for m in frame["measure"]]
+    head = pd.DataFrame([unit_row(units[k]) for k in keys]).drop(columns=["measure", "other"])
+    body = frame.reset_index(drop=True)
+    return pd.concat([head, body], axis=1)
+
+
+def _sort(frame: pd.DataFrame) -> pd.DataFrame:
+    keys = [
+        c
+        for c in (
+            "unit",
+            "measure",
+            "other",
+            "statistic",
+            "x",
+            "rank",
+            "size",
+            "repeat",
+            "topic_set_size",
+            "bin",
+        )
+        if c in frame.columns
+    ]
+    return frame.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def execute(spec: StudySpec, task: Task) -> tuple[dict[str, pd.DataFrame], float]:
+    """Compute a task's tables (raises on error). Returns (tables, seconds in criteria)."""
+    _load_plugins(spec)
+    world = load_world(spec, task.world, task.replicate)
+    judgments = _degraded(spec, world, task) if task.degrader else {}
+    criteria = {c.id: (c, c.make()) for c in spec.criteria}
+    tables: dict[str, list[pd.DataFrame]] = {}
+    unit_rows = []
+    in_criteria = 0.0
+    for level in task.levels:
+        tensor = world.tensor if level == FULL else judgments[level].apply(world.tensor)
+        ctx = Context(
+            spec,
+            world,
+            tensor,
+            level=level,
+            degrader=task.degrader,
+            trial=task.trial,
+            level_cache={},
+        )
+        for cid in dict.fromkeys(u.criterion for u in task.units if u.level == level):
+            cspec, crit = criteria[cid]
+            mine = {
+                (u.measure, u.other): u
+                for u in task.units
+                if u.level == level and u.criterion == cid
+            }
+            wanted = list(mine) if crit.pairwise else [m for m, _ in mine]
+            t0 = time.perf_counter()
+            bound = ctx.bind(cspec)
+            if bound.n_topics < 2:
+                # A topic filter left fewer than two topics in this world: nothing to compute.
+                # The units are done; a row per measure says why they have no statistic.
+                frames = {
+                    "results": rows([(m, o, "n_topics", np.nan, bound.n_topics) for m, o in mine])
+                }
+            else:
+                frames = crit.compute(bound, wanted)
+            in_criteria += time.perf_counter() - t0
+            for table, frame in frames.items():
+                tables.setdefault(table, []).append(_annotate(frame, mine, crit.pairwise))
+            unit_rows += [unit_row(u, task=task.id) for u in mine.values()]
+    out = {name: _sort(pd.concat(parts, ignore_index=True)) for name, parts in tables.items()}
+    out[UNITS] = _sort(pd.DataFrame(unit_rows))
+    return out, in_criteria
+
+
+def run_task(spec: StudySpec, task: Task) -> Outcome:
+    """Run one task in this process; never raises (errors come back in the Outcome)."""
+    from threadpoolctl import threadpool_limits
+
+    start = time.perf_counter()
+    try:
+        # One BLAS thread per worker: parallelism comes from the tasks, and results must not
+        # depend on how many threads summed a product.
+        with threadpool_limits(limits=1):
+            tables, in_criteria = execute(spec, task)
+        return Outcome(
+            task.id,
+            tables=tables,
+            seconds=time.perf_counter() - start,
+            criteria_seconds=in_criteria,
+        )
+    except Exception as err:  # reported to the driver, saved under failures/, retried later
+        return Outcome(
+            task.id,
+            error=f"{type(err).__name__}: {err}",
+            traceback=traceback.format_exc(),
+            seconds=time.perf_counter() - start,
+        )
+
+
+def clear_cache() -> None:
+    """Forget the worlds this process keeps (tests; memory)."""
+    _WORLDS.clear()
+
+
+__all__ = [
+    "run_task",
+    "execute",
+    "Outcome",
+    "Context",
+    "LoadedWorld",
+    "load_world",
+    "fold_grades",
+    "clear_cache",
+    "Unit",
+]
+
+
+def adopt_world(spec: StudySpec, world: LoadedWorld) -> None:
+    """Put a world loaded elsewhere (scattered by a Dask driver) into this worker's cache."""
+    key = f"{spec.seed}:{short_id(world.identity)}"
+    if key not in _WORLDS:
+        _WORLDS[key] = world
+        while len(_WORLDS) > _KEEP_WORLDS:
+            _WORLDS.popitem(last=False)

@@ -1,0 +1,471 @@
+"""Reports: drawn from saved results only, figures that draw their data, self-contained HTML,
+claim verdicts, audits, report cards, the quickstart."""
+
+from __future__ import annotations
+
+import html.parser
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metaeval.cli import run
+from metaeval.report import claims as checks
+from metaeval.report import figures
+from metaeval.report.claims import FAILS, HOLDS, UNSURE, verdicts
+from metaeval.study import load_spec, run_study
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A small finished study: its output folder."""
+    from tests.study.conftest import SMALL
+
+    folder = tmp_path_factory.mktemp("study")
+    text = (
+        SMALL.format(measures='["AP", "AP\'", "P@5"]')
+        + """
+[[criteria]]
+kind = "informativeness"
+min_relevant = 1
+
+[[claims]]
+id = "C1"
+text = "AP' keeps its ranking better than AP at 20%."
+check = { kind = "order", criterion = "robustness", statistic = "tau_b", against = "full", level = "20", greater = ["AP'"], than = ["AP"] }
+
+[[claims]]
+id = "C2"
+text = "RBP of an ideal list of 10 with p = 0.95 is 0.4013."
+check = { kind = "analytic", test = "value", measure = "RBP(p=0.95)", ideal = 10, expect = 0.4013 }
+"""
+    )
+    (folder / "study.toml").write_text(text)
+    run_study(load_spec(folder / "study.toml"), folder / "out", jobs=2, quiet=True)
+    return folder / "out"
+
+
+BLOCK_SIMULATORS = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "simulators" or name.startswith("simulators."):
+            raise ImportError("simulators is not importable in this process")
+sys.meta_path.insert(0, Block())
+from metaeval.report import write_report
+written = write_report(sys.argv[1], out=sys.argv[2])
+assert "simulators" not in sys.modules
+print(written["html"])
+"""
+
+
+def test_report_reads_only_saved_results(saved, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(saved, copy)
+    out = subprocess.run(
+        [sys.executable, "-c", BLOCK_SIMULATORS, str(copy), str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "r" / "index.html").is_file()
+    assert (tmp_path / "r" / "index.md").is_file()
+    assert (tmp_path / "r" / "tables" / "summary.csv").is_file()
+    assert (tmp_path / "r" / "tables" / "claims.csv").is_file()
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.refs, self.images, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        for key, value in attrs:
+            if key in ("src", "href"):
+                (self.images if tag == "img" else self.refs).append(value)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_html_is_self_contained_and_complete(saved, tmp_path):
+    from metaeval.report import write_report
+
+    written = write_report(saved, out=tmp_path / "r")
+    page = written["html"].read_text()
+    parser = _Links()
+    parser.feed(page)
+    parser.close()
+    assert parser.images and all(s.startswith("data:image/png;base64,") for s in parser.images)
+    assert not [r for r in parser.refs if not r.startswith("#")], parser.refs
+    assert not re.search(r"https?://|url\(", page)
+    text = " ".join(parser.text)
+    assert "metaeval study run study.toml" in text and "metaeval report" in text
+    assert 'kind = "robustness"' in text  # the study file is included
+    assert "holds" in text and "C1" in text and "C2" in text
+    md = written["md"].read_text()
+    for image in re.findall(r"\(figures/([^)]+\.png)\)", md):
+        assert (tmp_path / "r" / "figures" / image).is_file()
+
+
+def test_incomplete_study_gets_a_banner(saved, tmp_path):
+    from metaeval.report import build
+
+    copy = tmp_path / "copy"
+    shutil.copytree(saved, copy)
+    for f in sorted((copy / "results" / "units").glob("*.parquet"))[:2]:
+        f.unlink()
+    _, blocks, _ = build(copy)
+    banners = [b.text for b in blocks if b.kind == "banner"]
+    assert banners and "incomplete" in banners[0]
+
+
+# ---------------------------------------------------------------------------- figures
+def _robustness_frame():
+    rows = []
+    for m, base in (("AP", 0.9), ("AP'", 0.95), ("P@5", 0.8)):
+        for level, drop in (("50", 0.0), ("20", 0.1)):
+            for trial in range(3):
+                rows.append(
+                    dict(
+                        world="w",
+                        replicate=0,
+                        degrader="bv",
+                        level=level,
+                        trial=trial,
+                        criterion="robustness",
+                        kind="robustness",
+                        measure=m,
+                        other="full",
+                        statistic="tau_b",
+                        x=np.nan,
+                        value=base - drop + 0.01 * trial,
+                    )
+                )
+    return pd.DataFrame(rows)
+
+
+def test_robustness_curves_draw_the_means_condensed_dashed_in_the_base_colour():
+    frame = _robustness_frame()
+    fig = figures.robustness_curves(frame, percent=["bv"])
+    ax = fig.axes[0]
+    lines = {
+        line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")
+    }
+    assert set(lines) == {"AP", "AP'", "P@5"}
+    x, y = lines["AP"].get_data()
+    assert list(x) == [20.0, 50.0] and np.allclose(y, [0.81, 0.91])
+    assert lines["AP'"].get_linestyle() == "--" and lines["AP"].get_linestyle() == "-"
+    assert lines["AP'"].get_color() == lines["AP"].get_color() != lines["P@5"].get_color()
+    assert len(ax.collections) == 3  # one band per measure (the spread over trials)
+    assert ax.xaxis_inverted()
+
+
+def test_categorical_levels_put_the_full_judgments_first():
+    frame = _robustness_frame().replace({"level": {"50": "20", "20": "5"}})
+    full = frame[frame["level"] == "20"].assign(level="full", degrader="", trial=0)
+    fig = figures.robustness_curves(pd.concat([frame, full]), percent=[])
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels == ["full", "20", "5"]
+
+
+def test_asl_stability_heatmap_and_bars_draw_their_values():
+    asl = pd.DataFrame(
+        {
+            "world": "w",
+            "degrader": "",
+            "level": "full",
+            "measure": "AP",
+            "rank": [1, 2, 3],
+            "asl": [0.0, 0.01, 0.5],
+        }
+    )
+    ax = figures.asl_curves(asl).axes[0]
+    line = [ln for ln in ax.get_lines() if ln.get_label() == "AP"][0]
+    assert list(line.get_data()[1]) == [0.0, 0.01, 0.5]
+    stab = pd.DataFrame(
+        {
+            "world": "w",
+            "measure": "AP",
+            "statistic": ["tau_subset"] * 2 + ["tau_subset_p025"] * 2 + ["tau_subset_p975"] * 2,
+            "x": [5, 10] * 3,
+            "value": [0.6, 0.8, 0.5, 0.7, 0.7, 0.9],
+        }
+    )
+    ax = figures.stability_curves(stab).axes[0]
+    assert list(ax.get_lines()[0].get_data()[1]) == [0.6, 0.8]
+    agree = pd.DataFrame(
+        {
+            "world": "w",
+            "measure": ["AP", "P@5"],
+            "other": ["P@5", "AP"],
+            "statistic": "tau_b",
+            "value": [0.7, 0.7],
+        }
+    )
+    ax = figures.agreement_heatmap(agree).axes[0]
+    assert np.allclose(
+        np.asarray(ax.collections[0].get_array()).reshape(2, 2), [[1.0, 0.7], [0.7, 1.0]]
+    )
+    sig = pd.DataFrame(
+        {
+            "world": "w",
+            "degrader": "bv",
+            "level": "10",
+            "measure": "AP",
+            "statistic": ["false_alarms", "reversals", "misses"] * 2,
+            "trial": [0, 0, 0, 1, 1, 1],
+            "value": [2, 0, 5, 4, 0, 7],
+        }
+    )
+    ax = figures.significance_bars(sig).axes[0]
+    assert sorted(round(p.get_height(), 6) for p in ax.patches if p.get_height() > 0) == [3, 6]
+    info = pd.DataFrame({"measure": ["AP", "P@10"], "threshold": [1, 1], "rms": [0.05, 0.2]})
+    ax = figures.informativeness_bars(info).axes[0]
+    assert sorted(round(p.get_height(), 6) for p in ax.patches if p.get_height() > 0) == [0.05, 0.2]
+
+
+def test_figures_touch_no_pyplot_state():
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    figures.robustness_curves(_robustness_frame())
+    assert plt.get_fignums() == before
+
+
+# ---------------------------------------------------------------------------- claims
+def _results(values: dict, level="10", statistic="power", criterion="dp", trials=5, spread=0.01):
+    rows = []
+    for m, v in values.items():
+        for t in range(trials):
+            rows.append(
+                dict(
+                    world="w",
+                    replicate=0,
+                    degrader="bv",
+                    level=level,
+                    trial=t,
+                    criterion=criterion,
+                    kind=criterion,
+                    measure=m,
+                    other="",
+                    statistic=statistic,
+                    x=np.nan,
+                    value=v + spread * (t - 2),
+                )
+            )
+    return pd.DataFrame(rows)
+
+
+def _verdict(check, results):
+    return verdicts([{"id": "c", "text": "", "check": check}], results)["verdict"].iloc[0]
+
+
+@pytest.mark.parametrize(
+    "values, expected",
+    [({"A": 0.6, "B": 0.4}, HOLDS), ({"A": 0.4, "B": 0.6}, FAILS), ({"A": 0.5, "B": 0.5}, UNSURE)],
+)
+def test_order_check(values, expected):
+    check = {
+        "kind": "order",
+        "criterion": "dp",
+        "statistic": "power",
+        "level": "10",
+        "greater": ["A"],
+        "than": ["B"],
+    }
+    assert _verdict(check, _results(values)) == expected
+    less = {k: v for k, v in check.items() if k != "greater"} | {"less": ["B"], "than": ["A"]}
+    assert _verdict(less, _results(values)) == expected  # B less than A is A greater than B
+
+
+def test_group_order_check_needs_every_pair():
+    check = {
+        "kind": "order",
+        "criterion": "dp",
+        "statistic": "power",
+        "level": "10",
+        "greater": ["A", "B"],
+        "than": ["C"],
+    }
+    assert _verdict(check, _results({"A": 0.7, "B": 0.6, "C": 0.5})) == HOLDS
+    assert _verdict(check, _results({"A": 0.7, "B": 0.4, "C": 0.5})) == FAILS
+    assert _verdict({**check, "mode": "mean"}, _results({"A": 0.7, "B": 0.4, "C": 0.5})) == HOLDS
+
+
+@pytest.mark.parametrize(
+    "side, bound, expected",
+    [
+        ("above", 0.5, HOLDS),
+        ("above", 0.9, FAILS),
+        ("below", 0.9, HOLDS),
+        ("below", 0.5, FAILS),
+        ("above", 0.7, UNSURE),
+    ],
+)
+def test_threshold_check(side, bound, expected):
+    check = {
+        "kind": "threshold",
+        "criterion": "dp",
+        "statistic": "power",
+        "level": "10",
+        "measures": ["A"],
+        side: bound,
+    }
+    assert _verdict(check, _results({"A": 0.7}, spread=0.05)) == expected
+
+
+def test_trend_check():
+    full = _results({"A": 0.5, "B": 0.5}, level="full").assign(degrader="", trial=0)
+    low = _results({"A": 0.2, "B": 0.51}, level="10")
+    data = pd.concat([full, low])
+    falls = {
+        "kind": "trend",
+        "criterion": "dp",
+        "statistic": "power",
+        "from": "full",
+        "to": "10",
+        "direction": "falls",
+        "tolerance": 0.05,
+        "degrader": "bv",
+    }
+    assert _verdict({**falls, "measures": ["A"]}, data) == HOLDS
+    assert _verdict({**falls, "measures": ["B"]}, data) == FAILS
+    flat = {**falls, "direction": "flat"}
+    assert _verdict({**flat, "measures": ["B"]}, data) == HOLDS
+    assert _verdict({**flat, "measures": ["A"]}, data) == FAILS
+    drift = _results({"A": -0.3, "B": 0.0}, statistic="mean_drift")
+    no_from = {
+        "kind": "trend",
+        "criterion": "dp",
+        "statistic": "mean_drift",
+        "to": "10",
+        "direction": "falls",
+        "tolerance": 0.05,
+    }
+    assert _verdict({**no_from, "measures": ["A"]}, drift) == HOLDS
+
+
+def test_analytic_checks_hold_and_fail():
+    from metaeval.study.analytic import run_check
+
+    good = run_check(
+        "a",
+        {
+            "kind": "analytic",
+            "test": "value",
+            "measure": "RBP(p=0.95)",
+            "ideal": 10,
+            "expect": 0.4013,
+        },
+    )
+    bad = run_check(
+        "b",
+        {"kind": "analytic", "test": "value", "measure": "RBP(p=0.95)", "ideal": 10, "expect": 0.5},
+    )
+    table = pd.concat([good, bad])
+    rows = [
+        {"id": "a", "text": "", "check": {"kind": "analytic"}},
+        {"id": "b", "text": "", "check": {"kind": "analytic"}},
+    ]
+    out = verdicts(rows, pd.DataFrame(), table)
+    assert list(out["verdict"]) == [HOLDS, FAILS]
+    assert checks.CHECKS.keys() == {"order", "threshold", "trend"}
+
+
+# ---------------------------------------------------------------------------- commands
+def test_audit_of_the_sakai_kando_study_on_a_small_simulated_world(tmp_path, capsys):
+    text = (ROOT / "studies" / "sakai-kando-2008.toml").read_text()
+    # keep the simulated world only, smaller; fewer trials and samples
+    worlds = re.findall(r"\[\[worlds\]\].*?(?=\n\[\[|\n\[measures)", text, flags=re.S)
+    for block in worlds:
+        if 'kind = "trec"' in block:
+            text = text.replace(block, "")
+    text = text.replace("n_topics = 50", "n_topics = 15").replace("n_systems = 30", "n_systems = 8")
+    text = text.replace("replicates = 3", "replicates = 1").replace("trials = 10", "trials = 2")
+    text = text.replace("B = 1000", "B = 200")
+    path = tmp_path / "sk.toml"
+    path.write_text(text)
+    code = run(["audit", str(path), "--out", str(tmp_path / "out"), "--jobs", "2", "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    for claim in ("SK1", "SK4", "SK6", "SK7", "SK8", "SK9c"):
+        assert re.search(rf"^{claim}\s", out, flags=re.M), claim
+    assert re.search(r"\d+ hold, \d+ do not hold, \d+ inconclusive", out)
+    assert (tmp_path / "out" / "report" / "index.html").is_file()
+    strict = run(["audit", str(path), "--out", str(tmp_path / "out"), "--quiet", "--strict"])
+    fails = "does not hold" in capsys.readouterr().out.split("\n\n")[0]
+    assert strict == (1 if fails else 0)
+
+
+def test_card_on_the_example_plugin(tmp_path, capsys, registry):
+    code = run(
+        [
+            "card",
+            "-m",
+            "RprecHalf",
+            "--plugin",
+            str(ROOT / "examples" / "my_measures.py"),
+            "--against",
+            "AP,P@10",
+            "--out",
+            str(tmp_path / "card"),
+            "--quiet",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "RprecHalf" in (tmp_path / "card" / "report" / "card.md").read_text()
+    assert re.search(r"\d of 3", out)  # ranked among three measures
+
+
+def test_quickstart_runs_the_quickstart_study(tmp_path, capsys):
+    code = run(["quickstart", "--out", str(tmp_path / "qs"), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "tau vs full, 10% judged" in out and "Q1 (sim)" in out
+    assert (tmp_path / "qs" / "report" / "index.html").is_file()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian package chromium)")
+def test_the_html_report_renders_in_a_headless_browser(saved, tmp_path):
+    from metaeval.report import write_report
+
+    page = write_report(saved, out=tmp_path / "r", formats=["html"])["html"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    dom = subprocess.run(
+        [CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+    )
+    assert "Study small" in dom.stdout and "Claims" in dom.stdout
+    shot = tmp_path / "page.png"
+    subprocess.run(
+        [CHROMIUM, *flags, "--window-size=1200,1600", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
+    import matplotlib.image as mpimg
+
+    pixels = mpimg.imread(shot)
+    # the page shows figures: many distinct colours, not a blank or error page
+    assert len(np.unique(pixels.reshape(-1, pixels.shape[-1])[:, :3], axis=0)) > 100

@@ -1,0 +1,132 @@
+"""The study file: every key checked, errors naming the file and the key path."""
+
+from __future__ import annotations
+
+import pytest
+
+from metaeval.study import SpecError, load_spec
+from tests.study.conftest import SMALL, write_spec
+
+MEASURES = '["AP", "P@5"]'
+
+
+def spec_text(**replace) -> str:
+    text = SMALL.format(measures=MEASURES)
+    for old, new in replace.items():
+        old = old.replace("__", " ")
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+def test_small_spec_loads(tmp_path):
+    spec = load_spec(write_spec(tmp_path, spec_text()))
+    assert spec.name == "small" and spec.seed == 7
+    assert [w.id for w in spec.worlds] == ["sim"]
+    assert spec.degraders[0].levels == (50, 20)
+    assert spec.labels == ("AP", "P@5")
+    assert [c.kind for c in spec.criteria] == [
+        "robustness",
+        "discriminative_power",
+        "significance_changes",
+        "stability",
+        "agreement",
+    ]
+
+
+@pytest.mark.parametrize(
+    "old, new, where",
+    [
+        ("levels = [50, 20]", "levels = [50, 120]", r"degraders\[0\]\.levels\[1\]"),
+        ("levels = [50, 20]", "levels = []", r"degraders\[0\]\.levels: must list"),
+        ("trials = 2", "trials = 0", r"degraders\[0\]\.trials: must be a positive integer"),
+        ("trials = 2", "trials = 2\nbogus = 1", r"degraders\[0\]"),
+        (
+            'method = "stratified"',
+            'method = "stratify"',
+            r"degraders\[0\]\.method: unknown degrader",
+        ),
+        ("seed = 7", "seed = -1", r"study\.seed: must be a non-negative integer"),
+        ("seed = 7", 'seed = "7"', r"study\.seed: must be an integer"),
+        ('name = "small"', 'name = "my study"', r"study\.name"),
+        ("n_topics = 10", "n_topics = 0", r"worlds\[0\]\.n_topics"),
+        ('preset = "trec_like"', 'preset = "trec"', r"worlds\[0\]\.preset: must be one of"),
+        ("rel_median = 15.0", "rel_mediam = 15.0", r"worlds\[0\]\.params\.rel_mediam: unknown"),
+        ('kind = "simulator"', 'kind = "simulated"', r"worlds\[0\]\.kind"),
+        ("B = 200", "B = 0", r"criteria\[1\]\.B"),
+        (
+            'kind = "agreement"',
+            'kind = "agreement"\nstatistics = ["rho"]',
+            r"criteria\[4\]\.statistics",
+        ),
+        ('kind = "agreement"', 'kind = "agreemnt"', r"criteria\[4\]\.kind: unknown criterion"),
+        (
+            'kind = "robustness"',
+            'kind = "robustness"\nlevels = [30]',
+            r"criteria\[0\]\.levels\[0\]",
+        ),
+        (
+            'kind = "robustness"',
+            'kind = "robustness"\nsizes = [3]',
+            r"criteria\[0\]\.sizes: not a parameter",
+        ),
+        ("schema = 1", "schema = 2", r"schema: this metaeval reads schema 1"),
+        ("[study]", "[study]\ncolour = 1", r"study\.colour: unknown key"),
+    ],
+)
+def test_errors_name_the_key_path(tmp_path, old, new, where):
+    text = SMALL.format(measures=MEASURES)
+    assert old in text
+    path = write_spec(tmp_path, text.replace(old, new, 1))
+    with pytest.raises(SpecError, match=r"^study\.toml: " + where):
+        load_spec(path)
+
+
+def test_bad_measure_names_its_index(tmp_path):
+    path = write_spec(tmp_path, SMALL.format(measures='["AP", "P@x"]'))
+    with pytest.raises(SpecError, match=r"measures\.names\[1\]"):
+        load_spec(path)
+
+
+def test_duplicate_ids(tmp_path):
+    text = SMALL.format(measures=MEASURES) + '\n[[criteria]]\nkind = "agreement"\n'
+    with pytest.raises(SpecError, match=r"criteria\[5\]: id 'agreement' is used twice"):
+        load_spec(write_spec(tmp_path, text))
+
+
+def test_measure_names_are_canonical(tmp_path):
+    path = write_spec(tmp_path, SMALL.format(measures='["Q(gains={1:1,2:3},beta=1)", "P@5"]'))
+    assert load_spec(path).labels[0] == "Q(gains={1:1,2:3})"
+
+
+def test_not_toml(tmp_path):
+    with pytest.raises(SpecError, match="not valid TOML"):
+        load_spec(write_spec(tmp_path, "schema = = 1"))
+
+
+def test_trec_world_paths_relative_to_the_file(tmp_path, trec_files):
+    text = f"""
+schema = 1
+[study]
+name = "t"
+seed = 1
+[[worlds]]
+id = "w"
+kind = "trec"
+qrels = "{trec_files}/qrels.txt"
+runs = "{trec_files}/runs/*"
+topics = "q001-q003"
+[measures]
+names = ["AP"]
+[[criteria]]
+kind = "agreement"
+"""
+    # agreement needs two measures: an error about the plan, not the file
+    spec = load_spec(write_spec(tmp_path, text))
+    assert len(spec.worlds[0].runs) == 8
+    missing = text.replace("runs/*", "nothing/*")
+    with pytest.raises(SpecError, match=r"worlds\[0\]\.runs.*matches no file"):
+        load_spec(write_spec(tmp_path, missing))
+    absent = text.replace("qrels.txt", "nope.txt")
+    with pytest.raises(SpecError, match=r"worlds\[0\]\.qrels.*no such file"):
+        load_spec(write_spec(tmp_path, absent))

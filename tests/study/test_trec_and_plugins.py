@@ -1,0 +1,286 @@
+"""Studies on TREC files (subsets, grade folding), plugins, the manifest, signals, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metaeval.cli import run
+from metaeval.study import load_results, load_spec, make_plan, run_study
+from metaeval.study.tasks import fold_grades
+from tests.study.conftest import write_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TREC = """
+schema = 1
+
+[study]
+name = "trec"
+seed = 3
+plugins = {plugins}
+
+[[worlds]]
+id = "files"
+kind = "trec"
+qrels = "{root}/qrels.txt"
+runs = "{root}/runs/*.run"
+topics = ["q001", "q002", "q003", "q004", "q005", "q006", "q007", "q008"]
+run_names = ["sys001", "sys002", "sys003", "sys004", "sys005"]
+
+[[degraders]]
+id = "bv"
+method = "{method}"
+levels = [50, 20]
+trials = 2
+
+[measures]
+names = ["AP", "nDCG@10", {{ name = "AP", aggregate = "gmean", label = "GMAP" }}]
+
+[[criteria]]
+kind = "robustness"
+
+[[criteria]]
+kind = "agreement"
+statistics = ["tau_b"]
+{extra}
+"""
+
+
+def trec_spec(tmp_path, trec_files, *, plugins="[]", method="stratified", extra=""):
+    text = TREC.format(root=trec_files, plugins=plugins, method=method, extra=extra)
+    return write_spec(tmp_path, text, "trec.toml")
+
+
+def test_a_trec_world_with_subsets_and_aggregates(tmp_path, trec_files):
+    spec = load_spec(trec_spec(tmp_path, trec_files))
+    summary = run_study(spec, tmp_path / "out", jobs=1, quiet=True)
+    assert summary.complete
+    res = load_results(tmp_path / "out")
+    # the agreement of AP with GMAP under full judgments, recomputed by hand on the subset
+    from scipy import stats
+
+    import metaeval
+
+    def system_scores(agg):
+        return metaeval.evaluate(
+            sorted(str(p) for p in (trec_files / "runs").glob("*.run")),
+            str(trec_files / "qrels.txt"),
+            ["AP"],
+            per_topic=False,
+            agg=agg,
+            topics=[f"q00{i}" for i in range(1, 9)],
+            run_names=[f"sys00{i}" for i in range(1, 6)],
+        )
+
+    sub, gm = system_scores("mean"), system_scores("gmean")
+
+    tau = stats.kendalltau(sub["value"], gm["value"]).statistic
+    row = res[
+        (res["criterion"] == "agreement") & (res["measure"] == "AP") & (res["other"] == "GMAP")
+    ]
+    assert row["value"].iloc[0] == pytest.approx(tau)
+    assert set(res["measure"]) == {"AP", "nDCG@10", "GMAP"}
+
+
+def test_fold_grades_keeps_the_top_grades():
+    from metaeval import Qrels
+
+    q = Qrels.from_dict({"t": {"a": 0, "b": 1, "c": 2, "d": 3, "e": -1}})
+    folded = fold_grades(q, 2).to_dict()["t"]
+    assert folded == {"a": 0, "b": 0, "c": 1, "d": 2, "e": -1}
+    three = Qrels.from_dict({"t": {"a": 0, "b": 1, "c": 2}})
+    assert fold_grades(three, 2).to_dict() == three.to_dict()  # a 0-2 collection is unchanged
+
+
+CRITERION_PLUGIN = '''
+from dataclasses import dataclass
+from typing import ClassVar
+import numpy as np
+from metaeval.study import Criterion, register_criterion
+from metaeval.study.criteria import rows
+from simulators.degraders import Degrader, register_degrader
+
+@register_criterion
+@dataclass(frozen=True, kw_only=True)
+class MeanScore(Criterion):
+    """The mean of each measure's system scores: a user's criterion."""
+    kind: ClassVar[str] = "mean_score"
+    default_levels: ClassVar[str] = "all"
+    def compute(self, ctx, measures):
+        return {"results": rows([(m, "", "mean", np.nan, float(ctx.means(ctx.scores(m), m).mean()))
+                                 for m in measures])}
+
+@register_degrader
+@dataclass(frozen=True, kw_only=True)
+class KeepFirst(Degrader):
+    """Keep the first n% of every topic's judgments, in qrels order: a user's degrader."""
+    rates: tuple = (50,)
+    name: ClassVar[str] = "keep_first"
+    level_field: ClassVar[str] = "rates"
+    random: ClassVar[bool] = False
+    def levels(self):
+        return list(self.rates)
+    def _trial(self, qrels, tensor, rng):
+        pos = np.arange(len(qrels)) - np.repeat(qrels.offsets[:-1], np.diff(qrels.offsets))
+        size = np.repeat(np.diff(qrels.offsets), np.diff(qrels.offsets))
+        return {r: pos < np.ceil(size * r / 100) for r in self.rates}
+'''
+
+
+def test_criterion_and_degrader_plugins(tmp_path, trec_files, registry):
+    (tmp_path / "plugin.py").write_text(CRITERION_PLUGIN)
+    text = TREC.format(
+        root=trec_files,
+        plugins='["plugin.py"]',
+        method="keep_first",
+        extra='[[criteria]]\nkind = "mean_score"\n',
+    )
+    # keep_first is deterministic: one trial
+    spec = load_spec(write_spec(tmp_path, text.replace("trials = 2", ""), "plugged.toml"))
+    summary = run_study(spec, tmp_path / "out", jobs=2, quiet=True)
+    assert summary.complete, summary.failures
+    res = load_results(tmp_path / "out")
+    means = res[res["criterion"] == "mean_score"]
+    assert set(means["level"]) == {"full", "50", "20"}
+    full = means[(means["level"] == "full") & (means["measure"] == "AP")]["value"].iloc[0]
+    assert 0 < full < 1
+
+
+def test_another_version_refuses_to_resume(tmp_path, small_spec):
+    spec = load_spec(small_spec(("AP", "P@5")))
+    run_study(spec, tmp_path / "o", quiet=True)
+    manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    manifest["versions"]["metaeval"] = "0.0.1"
+    (tmp_path / "o" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match="made by metaeval 0.0.1"):
+        run_study(spec, tmp_path / "o", quiet=True)
+    assert run_study(spec, tmp_path / "o", quiet=True, allow_version_change=True).tasks == 0
+
+
+def test_sigterm_keeps_finished_tasks_and_exits_130(tmp_path, small_spec):
+    path = small_spec()
+    path.write_text(path.read_text().replace("trials = 2", "trials = 8"))
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "metaeval",
+            "study",
+            "run",
+            str(path),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--quiet",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    units = out / "results" / "units"
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(units.glob("*.parquet"))) < 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and err.strip().startswith("interrupted:"), err
+    assert "Traceback" not in err
+    saved = len(list(units.glob("*.parquet")))
+    spec = load_spec(path)
+    total = len(make_plan(spec).tasks)
+    if saved < total:  # it was stopped before the end: the rest runs now, nothing again
+        assert run_study(spec, out, quiet=True).tasks == total - saved
+    assert len(load_results(out, "units")) == len(make_plan(spec).units)
+
+
+def test_study_commands(tmp_path, small_spec, capsys):
+    path = small_spec(("AP", "P@5"))
+    out = tmp_path / "out"
+    assert run(["study", "plan", str(path), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "6 task(s) to run" in text and "robustness" in text
+    assert run(["study", "run", str(path), "--out", str(out), "--jobs", "2", "--quiet"]) == 0
+    assert run(["study", "plan", str(path), "--out", str(out)]) == 0
+    assert "0 task(s) to run" in capsys.readouterr().out
+    assert run(["study", "status", str(out)]) == 0
+    status = capsys.readouterr().out
+    assert "0 failed task(s)" in status and "units saved" in status
+    assert run(["report", str(out)]) == 0
+    assert (out / "report" / "index.html").is_file()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(path.read_text().replace("seed = 7", "seed = -7"))
+    assert run(["study", "run", str(bad)]) == 2
+    assert "bad.toml: study.seed: must be a non-negative integer" in capsys.readouterr().err
+
+
+def test_criteria_commands_on_files(trec_files, capsys):
+    qrels = str(trec_files / "qrels.txt")
+    runs = sorted(str(p) for p in (trec_files / "runs").glob("*.run"))
+    assert (
+        run(
+            [
+                "robustness",
+                qrels,
+                *runs,
+                "-m",
+                "AP",
+                "-m",
+                "P@5",
+                "--levels",
+                "50,20",
+                "--trials",
+                "2",
+                "-B",
+                "200",
+                "--seed",
+                "1",
+                "--format",
+                "csv",
+            ]
+        )
+        == 0
+    )
+    table = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    assert {"level", "measure", "statistic", "mean", "p025", "p975"} <= set(table.columns)
+    assert set(table["statistic"]) >= {"tau_b", "tau_ap", "mean_drift", "power", "false_alarms"}
+    assert (
+        run(
+            [
+                "stability",
+                qrels,
+                *runs,
+                "-m",
+                "AP",
+                "--sizes",
+                "2,4",
+                "--repeats",
+                "5",
+                "--seed",
+                "1",
+                "--format",
+                "csv",
+            ]
+        )
+        == 0
+    )
+    stab = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))
+    assert set(stab["size"]) == {2, 4}
+    assert run(["correlate", qrels, *runs, "-m", "AP", "-m", "nDCG@10", "-m", "P@5"]) == 0
+    text = capsys.readouterr().out
+    assert "tau_b" in text and "nDCG@10" in text
+    assert run(["correlate", qrels, *runs, "-m", "AP"]) == 2
+    assert np.isfinite(table["mean"]).any()
