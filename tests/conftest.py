@@ -27,7 +27,7 @@ def need_data(*parts: str) -> Path:
 def float32_scores(runs: metaeval.RunSet) -> metaeval.RunSet:
     """The same runs with scores rounded to float32.
 
-    pytrec-eval-terrier compares scores as float32 (METHODS.md §6.0), so two scores that differ
+    pytrec-eval-terrier compares scores as float32 (docs/methods.md §6.0), so two scores that differ
     below float32 precision tie there; rounding first makes both tools see the same ties.
     """
     out = []

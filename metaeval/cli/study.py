@@ -47,8 +47,22 @@ def _counts(plan, spec) -> pd.DataFrame:
     return table.reset_index()
 
 
-def plan(spec_path: SpecArgument, out: OutOption = None) -> None:
-    """What a study will compute: units and tasks per criterion, and what is already saved."""
+def plan(
+    spec_path: SpecArgument,
+    out: OutOption = None,
+    estimate: Annotated[
+        bool,
+        typer.Option(
+            help="Estimate the time left by timing one unit of each criterion on each world "
+            "(loads the worlds), unless earlier runs in the output folder measured it."
+        ),
+    ] = True,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", min=1, help="Workers to estimate the wall time for.")
+    ] = 1,
+) -> None:
+    """What a study will compute: units and tasks per criterion, what is already saved, and
+    an estimate of the time it will take."""
     from metaeval.study import Store, default_out, make_plan
 
     spec = _load(spec_path)
@@ -68,22 +82,38 @@ def plan(spec_path: SpecArgument, out: OutOption = None) -> None:
         f"\n{the_plan.n_units} units, {the_plan.n_done} saved in {out}; "
         f"{len(the_plan.tasks)} task(s) to run"
     )
-    estimate = _estimate(store, the_plan)
-    if estimate:
-        typer.echo(estimate)
+    if not the_plan.tasks:
+        return
+    measured = _measured(store, the_plan)
+    if measured:
+        typer.echo(
+            f"estimated time left: {measured:.0f} s of worker time, about "
+            f"{measured / jobs:.0f} s with {jobs} worker(s) (the speed of earlier runs here)"
+        )
+    elif estimate:
+        from metaeval.study.estimate import estimate_cost
+
+        try:
+            cost = estimate_cost(spec, the_plan)
+        except (ValueError, OSError) as err:
+            fail(str(err))
+        typer.echo(
+            f"estimated time: {cost.seconds:.0f} s of worker time, about "
+            f"{cost.wall_seconds(jobs):.0f} s with {jobs} worker(s) (timed one unit of each "
+            f"criterion on each world in {cost.probe_seconds:.1f} s; a rough guide)"
+        )
 
 
-def _estimate(store, the_plan) -> str:
-    """Time left, from the speed of the tasks already run in this folder."""
-    if not store.exists() or not the_plan.tasks:
-        return ""
+def _measured(store, the_plan) -> float:
+    """Worker seconds left at the speed of the tasks already run in this folder (0: unknown)."""
+    if not store.exists():
+        return 0.0
     runs = store.read_manifest().get("runs", [])
     secs = sum(r.get("task_seconds") or 0 for r in runs)
     units = sum(r.get("units") or 0 for r in runs)
     if secs <= 0 or units <= 0:
-        return ""
-    left = secs / units * the_plan.n_missing
-    return f"estimated work left: {left:.0f} s of worker time (from earlier runs here)"
+        return 0.0
+    return secs / units * the_plan.n_missing
 
 
 def run(

@@ -68,12 +68,13 @@ class Outcome:
 # ------------------------------------------------------------------------------ worlds
 def fold_grades(qrels, top_grades: int):
     """Keep the ``top_grades`` highest grades of the collection as 1..top_grades and make every
-    lower grade 0 (non-relevant). On a collection judged 0..c with c = top_grades this changes
-    nothing; on TREC DL (0..3) with 2 it is the track's convention that grade 1 ("related") is
-    not relevant: 0, 1 -> 0, 2 -> 1, 3 -> 2. Unjudged entries (-1) stay."""
+    lower grade 0 (non-relevant). On a collection judged 0..c with c <= top_grades this changes
+    nothing (a binary collection stays binary); on TREC DL (0..3) with 2 it is the track's
+    convention that grade 1 ("related") is not relevant: 0, 1 -> 0, 2 -> 1, 3 -> 2. Unjudged
+    entries (negative grades) stay."""
     g = qrels.grades.astype(np.int16)
-    highest = int(g.max(initial=0))
-    folded = np.where(g < 0, g, np.maximum(g - (highest - top_grades), 0))
+    shift = max(int(g.max(initial=0)) - top_grades, 0)
+    folded = np.where(g < 0, g, np.maximum(g - shift, 0))
     return qrels.with_grades(folded.astype(np.int8))
 
 

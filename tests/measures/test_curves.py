@@ -1,4 +1,4 @@
-"""Top-heaviness curves (seed 004, Fig. 1): one relevant document moving from rank 1 to 20."""
+"""Top-heaviness curves (Sakai & Kando 2008, Fig. 1): one relevant document moving from rank 1 to 20."""
 
 from __future__ import annotations
 

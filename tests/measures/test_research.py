@@ -1,9 +1,9 @@
 """GAP, xGAP, eGAP, the Q-measure, RBP and its residual, ERR / nERR, bpref_R / bpref_N.
 
-Three layers: the seed claims (issue 3, item 4) checked exactly; a plain-Python reference
-implementation of every formula in METHODS.md §6.2 / §6.4, written from the formulas with
+Three layers: the papers' own worked claims checked exactly; a plain-Python reference
+implementation of every formula in docs/methods.md §6.2 / §6.4, written from the formulas with
 per-document loops, compared with the vectorised measures on random rankings; hand examples
-and published oracle values (METHODS.md O8, O10).
+and published oracle values (docs/methods.md §8, O8 and O10).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def _precision_given_pivot(grades: list[int], g: tuple[float, ...]) -> list[floa
 def test_step1_selection_probabilities():
     """Step-1 (pivot) selection probabilities of the GAP and xGAP user models.
 
-    Seed 000 §3-4 quotes 1/12, 1/6, 1/2 and 1/22, 12/22, 100/110. Without the seed text we
+    Ferrante, Ferro & Maistro (2014, §3-4) quote 1/12, 1/6, 1/2 and 1/22, 12/22, 100/110. We
     derived them from the user models of Robertson et al. (2010) and Ferrante et al. (2014)
     for the list "10 grade-1 documents, then one grade-2 document", g = (1/2, 1/2):
 
@@ -106,7 +106,7 @@ def test_step1_selection_probabilities():
     * 100/110 has two readings and both are checked: GAP's probability that the pivot is a
       grade-1 document with n = 100 and g = (0.1, 0.9), 100 G(1) / (100 G(1) + G(2)) = 10/11,
       although 90% of the users would pick the grade-2 document; and, with R_1 = 100 and
-      R_2 = 10 (seed 000's case R(1) >= 10 R(k)), the probability that an xGAP user with
+      R_2 = 10 (the paper's case R(1) >= 10 R(k)), the probability that an xGAP user with
       threshold 1 picks a grade-1 pivot, 100/110.
 
     The probabilities are tied to the implementation: each measure must equal
@@ -139,7 +139,7 @@ def test_step1_selection_probabilities():
     assert value("GAP(g=(0.5,0.5))", t)[0, 0] == pytest.approx(11 / 12 * ap1 + 1 / 12 * ap2)
     assert value("eGAP(g=(0.5,0.5))", t)[0, 0] == pytest.approx(0.5 * ap1 + 0.5 * ap2)
 
-    # 100/110, second reading (seed 000's case R(1) >= 10 R(k), R_1 = 100, R_2 = 10): the
+    # 100/110, second reading (the paper's case R(1) >= 10 R(k), R_1 = 100, R_2 = 10): the
     # xGAP user with threshold 1 picks a grade-1 pivot with probability 100/110; A(1) =
     # g1/R^(1) per grade-1 document.
     grades = [1] * 50 + [2] * 5 + [1] * 50 + [2] * 5
@@ -651,7 +651,7 @@ FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "data" / "trec_eval-
 @pytest.mark.parametrize(
     "qrels_file, rbp, resid",
     [
-        # METHODS.md O1 (trec_eval -m all_trec -q, out.test.aq) and O2 (out.test.aql).
+        # docs/methods.md O1 (trec_eval -m all_trec -q, out.test.aq) and O2 (out.test.aql).
         ("qrels.test", (0.1861, 0.7628, 0.0212), (0.0610, 0.0001, 0.0)),
         # Graded qrels (grades 0..4): trec_eval rescales gains per topic, metaeval divides by the
         # highest grade of the qrels (METHODS §0), so only topic 301 (whose top grade is 4) agrees.

@@ -17,7 +17,7 @@ from metaeval.meta.discrimination import (
 
 
 def _reference_bootstrap(X, B, alpha, seed):
-    """Plain per-pair loop of METHODS.md 1.1 with the same bootstrap indices.
+    """Plain per-pair loop of docs/methods.md §1.1 with the same bootstrap indices.
 
     The contract pinned here: the B x T index matrix is ``default_rng(seed).integers(0, T,
     size=(B, T))``, drawn once and shared by every pair.

@@ -1,4 +1,4 @@
-"""Tests for metaeval.meta.inconsistency (seed 004, Table 5)."""
+"""Tests for metaeval.meta.inconsistency (Sakai & Kando 2008, Table 5)."""
 
 import numpy as np
 import pandas as pd

@@ -14,7 +14,7 @@ from metaeval.meta.rankcorr import kendall_tau, tau_ap, tau_bootstrap_ci
 
 
 def test_o7_kendall_with_ties():
-    # METHODS.md O7: C = 7, D = 1, n0 = 10, n1 = n2 = 1.
+    # docs/methods.md O7: C = 7, D = 1, n0 = 10, n1 = n2 = 1.
     x = [0.1, 0.2, 0.2, 0.3, 0.5]
     y = [0.1, 0.3, 0.2, 0.2, 0.4]
     assert kendall_tau(x, y, variant="a") == pytest.approx(0.6, abs=1e-12)

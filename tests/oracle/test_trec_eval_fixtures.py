@@ -100,7 +100,7 @@ def test_matches_trec_eval_output(out_file):
 
 
 def test_o2_graded_qrels_with_unjudged_documents():
-    """METHODS.md O2: qrels.rel_level (grades 0-4, -1 unjudged) with -l2."""
+    """docs/methods.md O2: qrels.rel_level (grades 0-4, -1 unjudged) with -l2."""
     need_data("trec_eval-fixtures")
     frame = metaeval.evaluate(
         FIXTURES / "results.test",
@@ -135,7 +135,7 @@ def test_o2_graded_qrels_with_unjudged_documents():
 
 
 def test_o10_bpref_worked_example():
-    """METHODS.md O10 (trec_eval bpref_bug): 1 non-relevant then 4 relevant retrieved;
+    """docs/methods.md O10 (trec_eval bpref_bug): 1 non-relevant then 4 relevant retrieved;
     3 non-relevant and 2 relevant unretrieved (R = 6, N = 4): bpref = 4 * 3/4 / 6 = 0.5."""
     qrels = {
         "q": {

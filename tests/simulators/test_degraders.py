@@ -1,4 +1,4 @@
-"""Degraders: exact counts (METHODS.md §4.1, §4.2), nesting, invariants, registry, fast path."""
+"""Degraders: exact counts (docs/methods.md §4.1, §4.2), nesting, invariants, registry, fast path."""
 
 import dataclasses
 import itertools

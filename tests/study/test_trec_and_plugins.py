@@ -100,6 +100,8 @@ def test_fold_grades_keeps_the_top_grades():
     assert folded == {"a": 0, "b": 0, "c": 1, "d": 2, "e": -1}
     three = Qrels.from_dict({"t": {"a": 0, "b": 1, "c": 2}})
     assert fold_grades(three, 2).to_dict() == three.to_dict()  # a 0-2 collection is unchanged
+    binary = Qrels.from_dict({"t": {"a": 0, "b": 1, "c": -1}})
+    assert fold_grades(binary, 2).to_dict() == binary.to_dict()  # a binary one too
 
 
 CRITERION_PLUGIN = '''
@@ -213,6 +215,7 @@ def test_study_commands(tmp_path, small_spec, capsys):
     assert run(["study", "plan", str(path), "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "6 task(s) to run" in text and "robustness" in text
+    assert "estimated time:" in text and "with 1 worker(s)" in text
     assert run(["study", "run", str(path), "--out", str(out), "--jobs", "2", "--quiet"]) == 0
     assert run(["study", "plan", str(path), "--out", str(out)]) == 0
     assert "0 task(s) to run" in capsys.readouterr().out
@@ -225,6 +228,22 @@ def test_study_commands(tmp_path, small_spec, capsys):
     bad.write_text(path.read_text().replace("seed = 7", "seed = -7"))
     assert run(["study", "run", str(bad)]) == 2
     assert "bad.toml: study.seed: must be a non-negative integer" in capsys.readouterr().err
+
+
+def test_cost_estimate_covers_every_unit_left(small_spec):
+    from metaeval.study import load_spec, make_plan
+    from metaeval.study.estimate import estimate_cost
+
+    spec = load_spec(small_spec(("AP", "P@5")))
+    plan = make_plan(spec)
+    done = {u.id for u in plan.units if u.criterion == "robustness"}
+    rest = make_plan(spec, done)
+    cost = estimate_cost(spec, rest)
+    assert cost.table["units"].sum() == rest.n_missing < plan.n_missing
+    assert "robustness" not in set(cost.table["criterion"])
+    assert (cost.table["seconds"] > 0).all() and cost.seconds > 0
+    assert cost.wall_seconds(2) < cost.seconds
+    assert set(cost.load_seconds) == {"sim"} and cost.load_seconds["sim"][1] == 2  # replicates
 
 
 def test_criteria_commands_on_files(trec_files, capsys):
