@@ -1,18 +1,41 @@
 """The evaluation tensor: every run's ranked lists as grade codes, runs x topics x ranks.
 
 This is the one internal representation that every measure reads. It is built once from a
-:class:`~metaeval.data.RunSet` and a :class:`~metaeval.data.Qrels`; re-evaluating under a
-reduced or perturbed judgment set is one vectorised gather through :attr:`EvalTensor.doc_index`
-(:meth:`EvalTensor.with_judgments`, :meth:`EvalTensor.with_grades`), with no re-parsing and no
-re-sorting of the runs.
+:class:`~metaeval.data.RunSet` and a :class:`~metaeval.data.Qrels` by one hash join of the
+retrieved documents against the judgments over (topic, document) keys; re-evaluating under a
+reduced or perturbed judgment set (:meth:`EvalTensor.with_judgments`,
+:meth:`EvalTensor.with_grades`) needs no re-parsing, no re-sorting and no new join.
 
-Memory: 5 bytes per run x topic x rank of the deepest list (``codes``, int8, and
-``doc_index``, int32), plus 5 bytes per judgment; a condensed view, once asked for, adds the
-same again for the judged ranks. 100 runs x 50 topics x 1000 ranks take 25 MB.
+Memory model
+------------
+The tensor is stored sparsely. An *entry* is a (run, topic, rank) whose document has a row in
+the qrels: only there can a code other than :data:`UNPOOLED` appear, whatever judgment set is
+applied later. Per entry the tensor keeps its (run, topic) group, its rank and its qrels row
+(int32 each, 12 bytes), plus one byte for its current code once a measure has asked for it.
+Per run x topic it keeps the list length (int32) and whether the run answered (bool), 5 bytes;
+per judgment its code (int8) and topic (int64), 9 bytes.
+
+The dense arrays :attr:`EvalTensor.codes` (int8) and :attr:`EvalTensor.doc_index` (int32), 5
+bytes per run x topic x rank of the deepest list, are built on first access and cached: the
+built-in measures never ask for them, a plugin measure that reads ``codes`` does. A tensor
+derived by :meth:`~EvalTensor.with_grades` or :meth:`~EvalTensor.condensed` shares the
+entries of its parent and holds only its own codes.
+
+TREC DL 2020 (59 runs x 54 topics x depth 1000, 3.2 million ranks, 343,000 of them judged):
+4.5 MB sparse, 16 MB more once dense. A collection of 1,000 runs x 250 topics x depth 1000
+with 30% of its ranks judged: 0.98 GB sparse, 1.25 GB more once dense.
+
+Cost
+----
+Re-judging is O(judgments) and computing a measure O(entries) when the entries are at most
+:data:`SPARSE_SHARE` of S x T x D (:attr:`EvalTensor.sparse`); on a denser tensor the
+measures read the dense codes, which is then the cheaper pass. Both paths give identical
+values (they produce the same ranked hits, in the same order).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -31,11 +54,28 @@ UNPOOLED = -1
 UNJUDGED = -2
 
 TOPIC_POLICIES = ("zero", "skip")
+PATHS = ("auto", "sparse", "dense")
+
+#: Measures read the entries instead of the dense codes when the entries are at most this
+#: share of S x T x D. Past it, a pass over the int8 codes costs less than the same pass over
+#: the entries' group, rank and code (9 bytes each). Measured on synthetic collections with
+#: 10-60% of the ranks judged (benchmarks/bench_scale.py).
+SPARSE_SHARE = 0.5
+
+#: Run rows hashed against the judgments at once: bounds the build's temporary memory (about
+#: 30 bytes per row) without making the join any slower.
+_JOIN_ROWS = 1 << 23
+#: Largest topics x distinct judged documents for which the join's integer side is a dense
+#: table (4 bytes a cell); past it, a binary search over sorted (topic, document) keys.
+_TABLE_CELLS = 50_000_000
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class EvalTensor:
     """Runs x topics x ranks grade codes, with what every measure needs beside them.
+
+    Build one with :meth:`build` (or :meth:`from_index` when the position of every retrieved
+    document in the judgment table is known without matching ids).
 
     Attributes
     ----------
@@ -46,13 +86,15 @@ class EvalTensor:
     codes : ndarray of int8, shape (S, T, D)
         Grade of the document at each rank (>= 0), :data:`UNPOOLED` (-1) when it is not in the
         qrels or the list has ended, :data:`UNJUDGED` (-2) when it is pooled but not judged.
+        Built on first access (see the module's memory model).
     lengths : ndarray of int32, shape (S, T)
         Length of each ranked list (0 when the run did not answer the topic).
     answered : ndarray of bool, shape (S, T)
         Whether the run answered the topic at all (used by ``missing="skip"``).
     doc_index : ndarray of int32, shape (S, T, D)
         Row of the retrieved document in the qrels table (:attr:`judgments`), or ``n_judgments``
-        (a sentinel row that always reads :data:`UNPOOLED`) when it is not in the qrels.
+        (a sentinel row that always reads :data:`UNPOOLED`) when it is not in the qrels. Built on
+        first access.
     judgments : ndarray of int8, shape (Q,)
         Current code of every qrels row: a grade, :data:`UNJUDGED`, or :data:`UNPOOLED` for a
         judgment removed by a degrader.
@@ -62,19 +104,25 @@ class EvalTensor:
         One more than the highest grade in the original qrels (grades 0 .. n_grades-1).
     judged_only : bool
         True for a condensed view (unjudged documents removed, Sakai 2007).
+    entry_group, entry_rank, entry_row : ndarray of int32, shape (E,)
+        The entries, every (run, topic, rank) whose document is in the qrels, in (run, topic,
+        rank) order: group ``run * T + topic``, 0-based rank and qrels row.
     """
 
     runs: list[str]
     topics: np.ndarray
-    codes: np.ndarray
     lengths: np.ndarray
     answered: np.ndarray
-    doc_index: np.ndarray
     judgments: np.ndarray
     judgment_topic: np.ndarray
     n_grades: int
+    entry_group: np.ndarray = field(repr=False)
+    entry_rank: np.ndarray = field(repr=False)
+    entry_row: np.ndarray = field(repr=False)
+    depth: int = 1
     judged_only: bool = False
     qrels: Qrels | None = field(default=None, repr=False)
+    path: str = "auto"
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -88,6 +136,11 @@ class EvalTensor:
         excluded_topics=(),
     ) -> EvalTensor:
         """Build the tensor of ``runs`` against ``qrels``.
+
+        Every retrieved document is matched to its judgment by one hash join over (topic,
+        document) keys: the documents are hashed in Arrow against the distinct judged
+        documents, and (topic, document) pairs then meet in an integer table. Ids are never
+        converted to Python or numpy strings.
 
         Parameters
         ----------
@@ -107,32 +160,31 @@ class EvalTensor:
             raise TypeError(f"runs must be a RunSet or Run, got {type(runs).__name__}")
         if not isinstance(qrels, Qrels):
             raise TypeError(f"qrels must be a Qrels, got {type(qrels).__name__}")
-        if depth is not None and (not isinstance(depth, (int, np.integer)) or depth < 1):
+        if depth is not None and (
+            isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1
+        ):
             raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
 
         topics = qrels.topics
         n_topics, n_runs = len(topics), len(runs)
-        # Map every run row to (run, topic position, rank).
-        run_ids, topic_ids, ranks, docs = [], [], [], []
-        extra: set[str] = set()
+        lengths = np.zeros((n_runs, n_topics), dtype=np.int32)
         answered = np.zeros((n_runs, n_topics), dtype=bool)
+        # Per ranked list (one topic block of one run): its topic position (-1 for a topic
+        # without judgments) and how many of its ranks are kept.
+        list_topic, list_keep = [], []
+        extra: set[str] = set()
         for s, run in enumerate(runs):
             pos = np.searchsorted(topics, run.topics)
-            pos_clip = np.minimum(pos, n_topics - 1)
-            known = topics[pos_clip] == run.topics
+            pos = np.minimum(pos, n_topics - 1)
+            known = topics[pos] == run.topics
             if not known.all():
                 extra.update(map(str, run.topics[~known]))
-            answered[s, pos_clip[known]] = True
             sizes = np.diff(run.offsets)
-            row_topic = np.repeat(np.where(known, pos_clip, -1), sizes)
-            row_rank = np.arange(len(run)) - np.repeat(run.offsets[:-1], sizes)
-            keep = row_topic >= 0
-            if depth is not None:
-                keep &= row_rank < depth
-            run_ids.append(np.full(int(keep.sum()), s, dtype=np.int64))
-            topic_ids.append(row_topic[keep])
-            ranks.append(row_rank[keep])
-            docs.append(run.docs.filter(pa.array(keep)) if not keep.all() else run.docs)
+            kept = sizes if depth is None else np.minimum(sizes, depth)
+            lengths[s, pos[known]] = kept[known]
+            answered[s, pos[known]] = True
+            list_topic.append(np.where(known, pos, -1))
+            list_keep.append(np.where(known, kept, 0))
         extra -= set(map(str, excluded_topics))
         if extra and warn_extra_topics:
             shown = ", ".join(sorted(extra)[:5]) + (", ..." if len(extra) > 5 else "")
@@ -140,62 +192,163 @@ class EvalTensor:
                 f"{len(extra)} topic(s) retrieved by the runs have no judgments and are not "
                 f"evaluated (as in trec_eval): {shown}"
             )
-        run_ids = np.concatenate(run_ids)
-        topic_ids = np.concatenate(topic_ids)
-        ranks = np.concatenate(ranks)
-        all_docs = pa.concat_arrays(docs) if docs else pa.array([], pa.string())
 
-        doc_rows = _lookup_judgments(qrels, topic_ids, all_docs)
-        lengths = np.bincount(run_ids * n_topics + topic_ids, minlength=n_runs * n_topics)
-        lengths = lengths.reshape(n_runs, n_topics).astype(np.int32)
-        max_depth = int(lengths.max()) if lengths.size else 0
-        max_depth = max(max_depth, 1)
-        n_q = len(qrels)
-        doc_index = np.full((n_runs, n_topics, max_depth), n_q, dtype=np.int32)
-        doc_index.reshape(-1)[(run_ids * n_topics + topic_ids) * max_depth + ranks] = doc_rows
-        judgments = np.where(qrels.grades >= 0, qrels.grades, UNJUDGED).astype(np.int8)
-        return cls.from_index(
+        joiner = _Join(qrels)
+        parts = []
+        batch: list[int] = []
+        rows = 0
+        for s, run in enumerate(runs):
+            batch.append(s)
+            rows += len(run)
+            if rows >= _JOIN_ROWS or s == n_runs - 1:
+                parts.append(joiner.entries(runs, batch, list_topic, list_keep, n_topics))
+                batch, rows = [], 0
+        group, rank, row = (np.concatenate(p) for p in zip(*parts))
+        if len(group) > 1 and not (group[1:] >= group[:-1]).all():
+            # Lists given out of topic order (Run.from_ranked trusts its caller): restore the
+            # (run, topic, rank) order every measure relies on.
+            order = np.lexsort((rank, group))
+            group, rank, row = group[order], rank[order], row[order]
+        return cls(
             runs=runs.names,
             topics=topics,
             lengths=lengths,
             answered=answered,
-            doc_index=doc_index,
-            judgments=judgments,
+            judgments=np.where(qrels.grades >= 0, qrels.grades, UNJUDGED).astype(np.int8),
             judgment_topic=qrels.topic_index,
             n_grades=max(int(qrels.grades.max()) + 1, 1),
+            entry_group=group,
+            entry_rank=rank,
+            entry_row=row,
+            depth=max(int(lengths.max(initial=0)), 1),
             qrels=qrels,
         )
 
     @classmethod
     def from_index(cls, *, doc_index: np.ndarray, judgments: np.ndarray, **kwargs) -> EvalTensor:
-        """A tensor from its index: ``codes`` are gathered from ``judgments`` through
-        ``doc_index`` (the sentinel row ``len(judgments)`` reads :data:`UNPOOLED`).
+        """A tensor from its dense index: the document at each rank is qrels row
+        ``doc_index[s, t, r]``, or the sentinel ``len(judgments)`` (:data:`UNPOOLED`).
 
         For code that knows where every retrieved document sits in the judgment table without
         matching ids (a simulated world built from candidate indices, a re-judged view).
         ``kwargs`` are the other fields: ``runs, topics, lengths, answered, judgment_topic,
-        n_grades`` and optionally ``judged_only`` and ``qrels``.
+        n_grades`` and optionally ``judged_only``, ``qrels`` and ``path``.
         """
-        lookup = np.append(judgments, np.int8(UNPOOLED))
-        codes = lookup[doc_index]
-        return cls(codes=codes, doc_index=doc_index, judgments=judgments, **kwargs)
+        doc_index = np.asarray(doc_index)
+        judgments = np.asarray(judgments, dtype=np.int8)
+        if doc_index.ndim != 3:
+            raise ValueError(f"doc_index must be (runs, topics, ranks), got {doc_index.shape}")
+        n_runs, n_topics, depth = doc_index.shape
+        flat = np.flatnonzero(doc_index.reshape(-1) < len(judgments))
+        group, rank = np.divmod(flat, max(depth, 1))
+        tensor = cls(
+            judgments=judgments,
+            entry_group=group.astype(_group_dtype(n_runs, n_topics)),
+            entry_rank=rank.astype(np.int32),
+            entry_row=doc_index.reshape(-1)[flat].astype(np.int32),
+            depth=depth,
+            **kwargs,
+        )
+        # The dense index is already at hand: keep it rather than rebuild it on demand.
+        tensor.__dict__["doc_index"] = doc_index
+        return tensor
+
+    @classmethod
+    def concat(cls, tensors: Iterable[EvalTensor]) -> EvalTensor:
+        """One tensor holding the runs of several tensors, in order (the run axis joined).
+
+        For collections whose runs do not fit in memory at once: read or generate the runs in
+        chunks, build a tensor of each chunk against the same qrels, drop the runs, and join
+        the tensors (only their entries are kept, see the module's memory model).
+
+        Raises
+        ------
+        ValueError
+            When the tensors have different topics or judgments, are condensed views, or share
+            a run name.
+        """
+        tensors = list(tensors)
+        if not tensors:
+            raise ValueError("tensors is empty: give at least one EvalTensor")
+        first = tensors[0]
+        for t in tensors:
+            if not isinstance(t, EvalTensor):
+                raise TypeError(f"concat takes EvalTensors, got {type(t).__name__}")
+            if t.judged_only:
+                raise ValueError("concatenate full tensors, then take .condensed()")
+            if not (
+                np.array_equal(t.topics, first.topics)
+                and np.array_equal(t.judgments, first.judgments)
+                and np.array_equal(t.judgment_topic, first.judgment_topic)
+                and t.n_grades == first.n_grades
+            ):
+                raise ValueError(
+                    "the tensors must be built against the same qrels (same topics and judgments)"
+                )
+        names = [name for t in tensors for name in t.runs]
+        if len(set(names)) != len(names):
+            raise ValueError("two tensors hold a run of the same name; run names must be unique")
+        n_topics = len(first.topics)
+        offsets = np.cumsum([0] + [t.n_runs for t in tensors])
+        dtype = _group_dtype(int(offsets[-1]), n_topics)
+        return cls(
+            runs=names,
+            topics=first.topics,
+            lengths=np.concatenate([t.lengths for t in tensors]),
+            answered=np.concatenate([t.answered for t in tensors]),
+            judgments=first.judgments,
+            judgment_topic=first.judgment_topic,
+            n_grades=first.n_grades,
+            entry_group=np.concatenate(
+                [
+                    t.entry_group.astype(dtype) + dtype(o * n_topics)
+                    for t, o in zip(tensors, offsets)
+                ]
+            ),
+            entry_rank=np.concatenate([t.entry_rank for t in tensors]),
+            entry_row=np.concatenate([t.entry_row for t in tensors]),
+            depth=max(t.depth for t in tensors),
+            qrels=first.qrels,
+            path=first.path,
+        )
+
+    def _derived(self, **changes) -> EvalTensor:
+        fields = {
+            "runs": self.runs,
+            "topics": self.topics,
+            "lengths": self.lengths,
+            "answered": self.answered,
+            "judgments": self.judgments,
+            "judgment_topic": self.judgment_topic,
+            "n_grades": self.n_grades,
+            "entry_group": self.entry_group,
+            "entry_rank": self.entry_rank,
+            "entry_row": self.entry_row,
+            "depth": self.depth,
+            "judged_only": self.judged_only,
+            "qrels": self.qrels,
+            "path": self.path,
+        }
+        fields.update(changes)
+        return EvalTensor(**fields)
 
     # ------------------------------------------------------------------ shape
     @property
     def shape(self) -> tuple[int, int, int]:
-        return self.codes.shape
+        return (len(self.runs), len(self.topics), self.depth)
 
     @property
     def n_runs(self) -> int:
-        return self.codes.shape[0]
+        return len(self.runs)
 
     @property
     def n_topics(self) -> int:
-        return self.codes.shape[1]
+        return len(self.topics)
 
     @property
-    def depth(self) -> int:
-        return self.codes.shape[2]
+    def n_entries(self) -> int:
+        """Number of entries: ranks whose document is in the qrels."""
+        return len(self.entry_row)
 
     def __repr__(self) -> str:
         kind = ", judged only" if self.judged_only else ""
@@ -203,6 +356,67 @@ class EvalTensor:
             f"EvalTensor({self.n_runs} runs x {self.n_topics} topics x depth {self.depth}, "
             f"{len(self.judgments)} judgments{kind})"
         )
+
+    def __getstate__(self) -> dict:
+        # Derived arrays are rebuilt on demand: pickling (to a worker process) sends the
+        # entries only.
+        return {k: v for k, v in self.__dict__.items() if k not in _CACHED}
+
+    # ------------------------------------------------------------------ the two paths
+    @property
+    def sparse(self) -> bool:
+        """Whether measures read the entries (True) or the dense codes.
+
+        ``path="auto"`` chooses the entries when they are at most :data:`SPARSE_SHARE` of
+        S x T x D; :meth:`using` fixes the choice. Values are identical either way.
+        """
+        if self.path != "auto":
+            return self.path == "sparse"
+        cells = self.n_runs * self.n_topics * self.depth
+        return self.n_entries <= SPARSE_SHARE * cells
+
+    def using(self, path: str) -> EvalTensor:
+        """The same tensor, with its measures computed on the given path.
+
+        Parameters
+        ----------
+        path : {"auto", "sparse", "dense"}
+            ``sparse``: over the entries; ``dense``: over :attr:`codes`; ``auto``: the cheaper.
+        """
+        if path not in PATHS:
+            raise ValueError(f"path must be one of {PATHS}, got {path!r}")
+        if path == self.path:
+            return self
+        view = self._derived(path=path)
+        for name in ("doc_index", "codes", "entry_codes"):
+            if name in self.__dict__:
+                view.__dict__[name] = self.__dict__[name]
+        return view
+
+    # ------------------------------------------------------------------ codes
+    @cached_property
+    def entry_codes(self) -> np.ndarray:
+        """(E,) int8 current code of every entry (a grade, UNJUDGED or UNPOOLED)."""
+        return self.judgments[self.entry_row]
+
+    def _flat(self) -> np.ndarray:
+        return self.entry_group.astype(np.int64) * self.depth + self.entry_rank
+
+    @cached_property
+    def doc_index(self) -> np.ndarray:
+        out = np.full(self.n_runs * self.n_topics * self.depth, len(self.judgments), np.int32)
+        out[self._flat()] = self.entry_row
+        return out.reshape(self.shape)
+
+    @cached_property
+    def codes(self) -> np.ndarray:
+        if "doc_index" in self.__dict__:
+            # One gather through the index, as cheap as a scatter and already in memory.
+            lookup = np.append(self.judgments, np.int8(UNPOOLED))
+            return lookup[self.doc_index]
+        out = np.full(self.n_runs * self.n_topics * self.depth, UNPOOLED, np.int8)
+        out[self._flat()] = self.entry_codes
+        return out.reshape(self.shape)
 
     # ------------------------------------------------------------------ judgment statistics
     @cached_property
@@ -235,7 +449,10 @@ class EvalTensor:
 
     # ------------------------------------------------------------------ derived views
     def with_judgments(self, keep: np.ndarray, *, dropped: str = "unpooled") -> EvalTensor:
-        """The tensor under a reduced judgment set, by one vectorised gather.
+        """The tensor under a reduced judgment set.
+
+        Costs one pass over the judgments; the entries are shared with this tensor, and a
+        measure then reads the codes of the entries only (see the module's memory model).
 
         Parameters
         ----------
@@ -255,7 +472,7 @@ class EvalTensor:
         if dropped not in ("unpooled", "unjudged"):
             raise ValueError(f"dropped must be 'unpooled' or 'unjudged', got {dropped!r}")
         code = UNPOOLED if dropped == "unpooled" else UNJUDGED
-        return self.with_grades(np.where(keep, self.judgments, code).astype(np.int8))
+        return self.with_grades(np.where(keep, self.judgments, np.int8(code)))
 
     def with_grades(self, judgments: np.ndarray) -> EvalTensor:
         """The tensor under new codes for the qrels rows (a grade, UNJUDGED or UNPOOLED each).
@@ -271,40 +488,30 @@ class EvalTensor:
             raise ValueError(f"judgment codes must lie in [{UNJUDGED}, {self.n_grades - 1}]")
         if self.judged_only:
             raise ValueError("re-judge the full tensor, then take .condensed()")
-        return EvalTensor.from_index(
-            runs=self.runs,
-            topics=self.topics,
-            lengths=self.lengths,
-            answered=self.answered,
-            doc_index=self.doc_index,
-            judgments=judgments.astype(np.int8),
-            judgment_topic=self.judgment_topic,
-            n_grades=self.n_grades,
-            qrels=self.qrels,
-        )
+        view = self._derived(judgments=judgments.astype(np.int8))
+        if "doc_index" in self.__dict__:
+            view.__dict__["doc_index"] = self.__dict__["doc_index"]  # shared, never written
+        return view
 
     @cached_property
     def _condensed(self) -> EvalTensor:
-        judged = self.codes >= 0
-        # A stable sort of "not judged" keeps the judged documents in their ranking order.
-        order = np.argsort(~judged, axis=2, kind="stable")
-        lengths = judged.sum(axis=2).astype(np.int32)
-        depth = max(int(lengths.max()) if lengths.size else 0, 1)
-        order = order[:, :, :depth]
-        doc_index = np.take_along_axis(self.doc_index, order, axis=2)
-        doc_index[np.arange(depth) >= lengths[:, :, None]] = len(self.judgments)
-        return EvalTensor.from_index(
-            runs=self.runs,
-            topics=self.topics,
+        judged = np.flatnonzero(self.entry_codes >= 0)
+        group = self.entry_group[judged]
+        sizes = np.bincount(group, minlength=self.n_runs * self.n_topics)
+        # The judged entries keep their order; their new rank is their position in the group.
+        start = np.cumsum(sizes) - sizes
+        rank = (np.arange(len(judged)) - start[group]).astype(np.int32)
+        lengths = sizes.reshape(self.n_runs, self.n_topics).astype(np.int32)
+        view = self._derived(
             lengths=lengths,
-            answered=self.answered,
-            doc_index=doc_index,
-            judgments=self.judgments,
-            judgment_topic=self.judgment_topic,
-            n_grades=self.n_grades,
+            entry_group=group,
+            entry_rank=rank,
+            entry_row=self.entry_row[judged],
+            depth=max(int(lengths.max(initial=0)), 1),
             judged_only=True,
-            qrels=self.qrels,
         )
+        view.__dict__["entry_codes"] = self.entry_codes[judged]
+        return view
 
     def condensed(self) -> EvalTensor:
         """The condensed-list view: unjudged documents removed, order kept (Sakai SIGIR 2007).
@@ -322,29 +529,83 @@ class EvalTensor:
         return self.qrels.with_grades(grades, keep=keep)
 
 
-def _lookup_judgments(qrels: Qrels, topic_ids: np.ndarray, docs: pa.Array) -> np.ndarray:
-    """Row of (topic, doc) in the qrels table, or len(qrels) when not judged; vectorised.
+#: Arrays derived from the fields and cached on first use (never pickled).
+_CACHED = ("codes", "doc_index", "entry_codes", "grade_counts", "_condensed")
 
-    Documents are hashed once against the qrels' distinct documents (Arrow's ``index_in``);
-    (topic, document id) pairs are then matched through a dense topic x document table when it
-    is small, else by binary search on integer keys.
+
+def _group_dtype(n_runs: int, n_topics: int):
+    return np.int32 if n_runs * n_topics < 2**31 else np.int64
+
+
+class _Join:
+    """The hash join of run documents against the judgments, over (topic, document) keys.
+
+    The build side is the qrels: its distinct documents (the hash table, Arrow's) and a
+    (topic, document) -> row table on their integer codes, dense when topics x distinct
+    documents is small, else sorted keys. The probe side is the runs, a batch of runs at a time.
     """
-    n_q = len(qrels)
-    vocab, inverse = np.unique(
-        qrels.docs.to_numpy(zero_copy_only=False).astype(str), return_inverse=True
-    )
-    uid = pc.fill_null(pc.index_in(docs, value_set=pa.array(vocab)), -1)
-    uid = uid.to_numpy(zero_copy_only=False).astype(np.int64)
-    found = uid >= 0
-    n_topics, n_vocab = len(qrels.topics), max(len(vocab), 1)
-    if n_topics * n_vocab <= 50_000_000:
-        table = np.full((n_topics, n_vocab + 1), n_q, dtype=np.int32)
-        table[qrels.topic_index, inverse] = np.arange(n_q, dtype=np.int32)
-        # uid -1 (not judged anywhere) reads the last column, which stays n_q.
-        return table[topic_ids, uid]
-    # Qrels rows are sorted by topic then document, so their keys are already ascending.
-    qkeys = qrels.topic_index.astype(np.int64) * n_vocab + inverse.astype(np.int64)
-    keys = topic_ids.astype(np.int64) * n_vocab + np.maximum(uid, 0)
-    pos = np.minimum(np.searchsorted(qkeys, keys), n_q - 1)
-    hit = found & (qkeys[pos] == keys)
-    return np.where(hit, pos, n_q).astype(np.int32)
+
+    def __init__(self, qrels: Qrels):
+        encoded = pc.dictionary_encode(qrels.docs)
+        self.vocab = encoded.dictionary
+        uid = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        topic = qrels.topic_index.astype(np.int64)
+        self.n_judgments = len(qrels)
+        self.n_vocab = max(len(self.vocab), 1)
+        rows = np.arange(len(qrels), dtype=np.int32)
+        if len(qrels.topics) * self.n_vocab <= _TABLE_CELLS:
+            self.table = np.full((len(qrels.topics), self.n_vocab), len(qrels), dtype=np.int32)
+            self.table[topic, uid] = rows
+        else:
+            self.table = None
+            keys = topic * self.n_vocab + uid
+            order = np.argsort(keys, kind="stable")
+            self.keys, self.rows = keys[order], rows[order]
+
+    def rows_of(self, topic: np.ndarray, uid: np.ndarray) -> np.ndarray:
+        """Qrels row of each (topic, document code), or n_judgments when not judged."""
+        if self.table is not None:
+            return self.table[topic, uid]
+        keys = topic.astype(np.int64) * self.n_vocab + uid
+        at = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
+        return np.where(self.keys[at] == keys, self.rows[at], self.n_judgments)
+
+    def entries(self, runs: RunSet, batch: list[int], list_topic, list_keep, n_topics: int):
+        """(group, rank, row) of every entry of the runs at positions ``batch``, in order."""
+        docs = pa.concat_arrays([runs[s].docs for s in batch])
+        # One hash lookup per retrieved document; ids stay in Arrow.
+        found = pc.index_in(docs, value_set=self.vocab)
+        values = np.frombuffer(found.buffers()[1], dtype=np.int32, count=found.offset + len(found))
+        at = _valid_positions(found)
+        uid = values[found.offset :][at]
+        # Every ranked list of the batch: first row, run, topic and kept length.
+        starts, owner, topic, keep = [], [], [], []
+        base = 0
+        for s in batch:
+            run = runs[s]
+            starts.append(base + run.offsets[:-1])
+            owner.append(np.full(len(run.offsets) - 1, s, dtype=np.int64))
+            topic.append(list_topic[s])
+            keep.append(list_keep[s])
+            base += len(run)
+        starts, owner = np.concatenate(starts), np.concatenate(owner)
+        topic, keep = np.concatenate(topic), np.concatenate(keep)
+        lists = np.searchsorted(starts, at, side="right") - 1
+        rank = at - starts[lists]
+        inside = (rank < keep[lists]) & (topic[lists] >= 0)
+        lists, rank, uid = lists[inside], rank[inside], uid[inside]
+        rows = self.rows_of(topic[lists], uid)
+        hit = rows < self.n_judgments
+        lists, rank, rows = lists[hit], rank[hit], rows[hit]
+        group = owner[lists] * n_topics + topic[lists]
+        dtype = _group_dtype(len(runs), n_topics)
+        return group.astype(dtype), rank.astype(np.int32), rows.astype(np.int32)
+
+
+def _valid_positions(arr: pa.Array) -> np.ndarray:
+    """Positions of the non-null values of an Arrow array, from its validity bitmap."""
+    if arr.null_count == 0:
+        return np.arange(len(arr))
+    bits = np.frombuffer(arr.buffers()[0], dtype=np.uint8)
+    valid = np.unpackbits(bits, bitorder="little")[arr.offset : arr.offset + len(arr)]
+    return np.flatnonzero(valid)

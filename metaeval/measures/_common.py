@@ -6,7 +6,7 @@ from functools import cached_property
 
 import numpy as np
 
-from metaeval.engine import EvalTensor
+from metaeval.engine import UNPOOLED, EvalTensor
 
 
 def top(tensor: EvalTensor, cutoff: int | None) -> np.ndarray:
@@ -40,18 +40,54 @@ class RankedHits:
     Most measures only add terms at relevant (or judged) ranks, a small fraction of a
     1000-deep tensor; working on those ranks alone keeps the full-size work to one
     ``flatnonzero``. Group = run * T + topic. Arrays that not every measure needs are computed
-    on first use.
+    on first use. :func:`ranked_hits` builds them from a tensor's entries, without the dense
+    codes.
+
+    Attributes
+    ----------
+    group, rank0 : ndarray of int64
+        (Run, topic) group and 0-based rank of every hit.
+    grade : ndarray of int8
+        Code at every hit.
+    depth : int
+        Ranks the hits were taken from (the cutoff, or the tensor's depth).
     """
 
     def __init__(self, codes: np.ndarray, mask: np.ndarray):
         n_runs, n_topics, depth = codes.shape
         flat = np.flatnonzero(mask)  # C order: by run, topic, then rank
         self.shape = (n_runs, n_topics)
+        self.depth = depth
         self.group = flat // depth
         self.rank0 = flat - self.group * depth  # 0-based rank
         self.grade = codes.reshape(-1)[flat]
         self._sizes = np.bincount(self.group, minlength=n_runs * n_topics)
         self._n_topics = n_topics
+
+    @classmethod
+    def from_entries(cls, tensor: EvalTensor, mask: np.ndarray, depth: int) -> RankedHits:
+        """The tensor's entries where ``mask`` (shape (E,)) holds; they are already in (run,
+        topic, rank) order, so the hits are those the dense constructor finds."""
+        at = np.flatnonzero(mask)
+        hits = object.__new__(cls)
+        hits.shape = (tensor.n_runs, tensor.n_topics)
+        hits.depth = depth
+        hits.group = tensor.entry_group[at].astype(np.int64)
+        hits.rank0 = tensor.entry_rank[at].astype(np.int64)
+        hits.grade = tensor.entry_codes[at]
+        hits._sizes = np.bincount(hits.group, minlength=tensor.n_runs * tensor.n_topics)
+        hits._n_topics = tensor.n_topics
+        return hits
+
+    def counts(self) -> np.ndarray:
+        """(S, T) number of hits of every (run, topic)."""
+        return self._sizes.reshape(self.shape)
+
+    def first(self) -> tuple[np.ndarray, np.ndarray]:
+        """Groups that have hits, and the position (in the flat arrays) of the first hit of
+        each."""
+        groups = np.flatnonzero(self._sizes)
+        return groups, (np.cumsum(self._sizes) - self._sizes)[groups]
 
     @cached_property
     def start(self) -> np.ndarray:
@@ -104,3 +140,29 @@ class RankedHits:
         """(S, T) sum of ``values`` over each (run, topic) group (0 for empty groups)."""
         n = self.shape[0] * self.shape[1]
         return np.bincount(self.group, weights=values, minlength=n).reshape(self.shape)
+
+
+def ranked_hits(tensor: EvalTensor, select, cutoff: int | None = None) -> RankedHits:
+    """The ranks within the first ``cutoff`` (all when None) whose code passes ``select``.
+
+    Parameters
+    ----------
+    tensor : EvalTensor
+    select : callable
+        Vectorised test of grade codes, e.g. ``lambda c: c >= rel``.
+    cutoff : int, optional
+
+    On a sparse tensor (:attr:`EvalTensor.sparse`) the test runs over the entries, the ranks
+    whose document is in the qrels, so the cost follows the number of judged documents; else
+    over the dense codes. Both give the same hits in the same order. A test that passes
+    :data:`~metaeval.engine.UNPOOLED` (the code of every rank that is not an entry) is always
+    run on the dense codes.
+    """
+    depth = tensor.depth if cutoff is None else min(cutoff, tensor.depth)
+    if tensor.sparse and not np.asarray(select(np.array([UNPOOLED], dtype=np.int8)))[0]:
+        mask = select(tensor.entry_codes)
+        if depth < tensor.depth:
+            mask = mask & (tensor.entry_rank < depth)
+        return RankedHits.from_entries(tensor, mask, depth)
+    codes = top(tensor, cutoff)
+    return RankedHits(codes, select(codes))

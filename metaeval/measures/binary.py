@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaeval.engine import UNJUDGED, UNPOOLED, EvalTensor
-from metaeval.measures._common import RankedHits, safe_divide, top
+from metaeval.measures._common import RankedHits, ranked_hits, safe_divide
 from metaeval.measures.base import Measure, register
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
@@ -39,8 +39,8 @@ class BinaryMeasure(Measure):
         Relevant documents are a small share of a deep tensor, so the binary measures add their
         terms over these ranks alone instead of over every rank.
         """
-        codes = top(tensor, cutoff)
-        return RankedHits(codes, codes >= self.rel)
+        rel = self.rel
+        return ranked_hits(tensor, lambda codes: codes >= rel, cutoff)
 
     def per_topic(self, tensor: EvalTensor, hits: RankedHits, terms: np.ndarray) -> np.ndarray:
         """(S, T) sum of ``terms`` over ``hits``, divided by R (0 when R = 0)."""
@@ -86,8 +86,7 @@ class P(BinaryMeasure):
     reference = "trec_eval P; Manning, Raghavan & Schuetze, Introduction to IR, 2008, ch. 8"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        rel = top(tensor, self.cutoff) >= self.rel
-        return rel.sum(axis=2) / float(self.cutoff)
+        return self.relevant_hits(tensor, self.cutoff).counts() / float(self.cutoff)
 
 
 @register
@@ -117,9 +116,11 @@ class RR(BinaryMeasure):
     reference = "Voorhees, 'The TREC-8 question answering track report', TREC 1999"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        # argmax over a bool array stops at the first True: cheaper than listing every hit.
-        rel = top(tensor, self.cutoff) >= self.rel
-        return np.where(rel.any(axis=2), 1.0 / (rel.argmax(axis=2) + 1.0), 0.0)
+        hits = self.relevant_hits(tensor, self.cutoff)
+        groups, first = hits.first()
+        out = np.zeros(tensor.n_runs * tensor.n_topics)
+        out[groups] = 1.0 / (hits.rank0[first] + 1.0)
+        return out.reshape(tensor.n_runs, tensor.n_topics)
 
 
 @register(aliases=("recall",))
@@ -152,7 +153,7 @@ class Success(BinaryMeasure):
     reference = "trec_eval success"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        return (top(tensor, self.cutoff) >= self.rel).any(axis=2).astype(np.float64)
+        return (self.relevant_hits(tensor, self.cutoff).counts() > 0).astype(np.float64)
 
 
 @register(aliases=("bpref",))
@@ -199,10 +200,9 @@ class infAP(BinaryMeasure):
     )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        codes = tensor.codes
         # Only pooled documents (judged or pooled-unjudged) enter the counts; unpooled ones
         # are skipped but keep their rank, which is what j counts.
-        hits = RankedHits(codes, codes != UNPOOLED)
+        hits = ranked_hits(tensor, lambda codes: codes != UNPOOLED)
         is_rel = hits.grade >= self.rel
         is_unj = hits.grade == UNJUDGED
         rel_above = hits.cumsum(is_rel) - is_rel
@@ -225,13 +225,11 @@ def _bpref_parts(tensor: EvalTensor, rel_level: int):
     group, of the judged ranks and of the relevant ones, so no running sum over every judged
     rank is needed.
     """
-    codes = tensor.codes
     n_groups = tensor.n_runs * tensor.n_topics
-    judged = np.flatnonzero(codes >= 0)  # by run, topic, then rank
-    group = judged // codes.shape[2]
-    at = np.flatnonzero(codes.reshape(-1)[judged] >= rel_level)
-    rel_group = group[at]
-    judged_sizes = np.bincount(group, minlength=n_groups)
+    judged = ranked_hits(tensor, lambda codes: codes >= 0)  # by run, topic, then rank
+    at = np.flatnonzero(judged.grade >= rel_level)
+    rel_group = judged.group[at]
+    judged_sizes = judged.counts().reshape(-1)
     rel_sizes = np.bincount(rel_group, minlength=n_groups)
     judged_above = at - (np.cumsum(judged_sizes) - judged_sizes)[rel_group]
     rel_above = np.arange(len(at)) - (np.cumsum(rel_sizes) - rel_sizes)[rel_group]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaeval.engine import EvalTensor
-from metaeval.measures._common import top
+from metaeval.measures._common import ranked_hits
 from metaeval.measures.base import Measure, register
 from metaeval.measures.binary import BinaryMeasure
 
@@ -54,7 +54,7 @@ class NumRelRet(BinaryMeasure):
     reference = "trec_eval num_rel_ret"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        return (tensor.codes >= self.rel).sum(axis=2).astype(np.float64)
+        return self.relevant_hits(tensor).counts().astype(np.float64)
 
 
 @register
@@ -79,4 +79,5 @@ class Judged(Measure):
     reference = "Sakai, 'Alternatives to bpref', SIGIR 2007; cf. ir_measures Judged@k"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        return (top(tensor, self.cutoff) >= 0).sum(axis=2) / float(self.cutoff)
+        judged = ranked_hits(tensor, lambda codes: codes >= 0, self.cutoff)
+        return judged.counts() / float(self.cutoff)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaeval.engine import EvalTensor
-from metaeval.measures._common import RankedHits, log2_discount, ranks, safe_divide, top
+from metaeval.measures._common import log2_discount, ranked_hits, ranks, safe_divide
 from metaeval.measures.base import Measure, register
 from metaeval.measures.binary import BinaryMeasure
 
@@ -278,11 +278,10 @@ class nDCG(GainMeasure):
         return jk_discount(depth, self.base)
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        codes = top(tensor, self.cutoff)
         gains = self.gain_values(tensor.n_grades)
         # Only ranks with a positive gain add to the DCG, usually a small share of the list.
-        hits = RankedHits(codes, positive_at(gains, codes))
-        dcg = hits.total(gains[hits.grade] * self.weights(codes.shape[2])[hits.rank0])
+        hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
+        dcg = hits.total(gains[hits.grade] * self.weights(hits.depth)[hits.rank0])
         depth = ideal_depth(tensor, self.cutoff)
         ideal = ideal_dcg(tensor.grade_counts, gains, self.weights(depth), self.cutoff)
         return safe_divide(dcg, ideal[None, :])
@@ -308,9 +307,10 @@ class nCG(GainMeasure):
     )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        codes = top(tensor, self.cutoff)
         gains = self.gain_values(tensor.n_grades)
-        cg = per_rank(gains, codes).sum(axis=2)
+        # Ranks of gain 0 add nothing: sum over the positive-gain ranks alone.
+        hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
+        cg = hits.total(gains[hits.grade])
         ideal = ideal_dcg(
             tensor.grade_counts, gains, np.ones(ideal_depth(tensor, self.cutoff)), self.cutoff
         )
@@ -382,13 +382,12 @@ class Q(GainMeasure, BinaryMeasure):
         object.__setattr__(self, "beta", float(self.beta))
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        codes = top(tensor, self.cutoff)
-        depth = codes.shape[2]
         gains = self.gain_values(tensor.n_grades)
         gains[: self.rel] = 0.0
         # Only relevant ranks add a term, and only they have a gain: C(r) and CG(r) at those
         # ranks are cumulative sums over the relevant ranks alone.
-        hits = RankedHits(codes, codes >= self.rel)
+        hits = self.relevant_hits(tensor, self.cutoff)
+        depth = hits.depth
         count = hits.cumsum(np.ones(len(hits.rank), dtype=np.int64))
         cg = hits.cumsum(gains[hits.grade])
         relevant_grades = np.arange(self.rel, tensor.n_grades)
@@ -455,9 +454,8 @@ class RBP(Measure):
         return table / top_gain if top_gain > 0 else table
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        codes = top(tensor, self.cutoff)
         gains = self.gain_values(tensor.n_grades)
-        hits = RankedHits(codes, positive_at(gains, codes))
+        hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
         return hits.total((1.0 - self.p) * gains[hits.grade] * self.p**hits.rank0)
 
 
@@ -493,11 +491,10 @@ class RBP_resid(Measure):
         object.__setattr__(self, "p", _check_p(self.name, self.p))
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        codes = top(tensor, self.cutoff)
         # p^d + (1-p) sum over unjudged r <= d of p^(r-1) = 1 - (1-p) sum over judged r <= d
         # of p^(r-1), since all weights of ranks 1..d plus p^d add up to 1. Judged ranks are
         # few, and they are always inside the list.
-        hits = RankedHits(codes, codes >= 0)
+        hits = ranked_hits(tensor, lambda codes: codes >= 0, self.cutoff)
         judged = hits.total((1.0 - self.p) * self.p**hits.rank0)
         return 1.0 - judged
 
@@ -521,13 +518,14 @@ class _Cascade(Measure):
         return (np.exp2(g) - 1.0) / np.exp2(g_max)
 
 
-def _err_sparse(codes: np.ndarray, stop: np.ndarray) -> np.ndarray:
-    """(S, T) ERR of the ranked lists of grade codes, from the stopping probability per grade.
+def _err_sparse(tensor: EvalTensor, cutoff: int | None, stop: np.ndarray) -> np.ndarray:
+    """(S, T) ERR of the tensor's lists (cut at ``cutoff``), from the stopping probability per
+    grade.
 
     Only ranks with a positive stopping probability change the product prod_{i<r} (1 - R_i),
     so it is a cumulative sum of log(1 - R_i) over those ranks alone.
     """
-    hits = RankedHits(codes, positive_at(stop, codes))
+    hits = ranked_hits(tensor, lambda codes: positive_at(stop, codes), cutoff)
     r = stop[hits.grade]
     log_keep = np.log1p(-r)
     reach = np.exp(hits.cumsum(log_keep) - log_keep)
@@ -562,7 +560,7 @@ class ERR(_Cascade):
     )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        return _err_sparse(top(tensor, self.cutoff), self.stop_probabilities(tensor.n_grades))
+        return _err_sparse(tensor, self.cutoff, self.stop_probabilities(tensor.n_grades))
 
 
 @register(aliases=("nerr",))
@@ -584,9 +582,8 @@ class nERR(_Cascade):
     )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        codes = top(tensor, self.cutoff)
         stop = self.stop_probabilities(tensor.n_grades)
-        err = _err_sparse(codes, stop)
+        err = _err_sparse(tensor, self.cutoff, stop)
         ideal = _err(ideal_per_rank(tensor.grade_counts, stop, ideal_depth(tensor, self.cutoff)))
         return safe_divide(err, ideal[None, :])
 
@@ -652,7 +649,7 @@ class _ThresholdMeasure(Measure):
         """The relevant ranks (grade >= 1) and, per threshold j with g_j > 0, (j, g_j, at_j,
         C_j): at_j marks the ranks of grade >= j and C_j = #{m <= n : i_m >= j} there."""
         g = self.thresholds(tensor.n_grades)
-        hits = RankedHits(tensor.codes, tensor.codes >= 1)
+        hits = ranked_hits(tensor, lambda codes: codes >= 1)
         per_grade = []
         for j in range(1, len(g)):
             if g[j] == 0:
