@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import io
 import lzma
 import os
 import re
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,9 +43,21 @@ _LAYOUT = {
 
 
 _BOM = b"\xef\xbb\xbf"
+
+
+def _gunzip(raw: bytes) -> bytes:
+    """Gzip data decompressed by zlib in one call (the CRC is checked as it inflates); a file
+    of several gzip members, which zlib stops after the first of, goes through :mod:`gzip`."""
+    inflater = zlib.decompressobj(wbits=31)
+    data = inflater.decompress(raw)
+    if not inflater.eof or inflater.unused_data:
+        return gzip.decompress(raw)
+    return data
+
+
 #: Compressed formats recognised by their magic number, with their decompressors.
 _COMPRESSED = (
-    (b"\x1f\x8b", "gzip", gzip.decompress),
+    (b"\x1f\x8b", "gzip", _gunzip),
     (b"BZh", "bz2", bz2.decompress),
     (b"\xfd7zXZ\x00", "xz", lzma.decompress),
 )
@@ -72,7 +84,7 @@ def read_bytes(path: PathLike) -> bytes:
         if raw.startswith(magic):
             try:
                 raw = decompress(raw)
-            except (OSError, EOFError, ValueError, lzma.LZMAError) as err:
+            except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as err:
                 raise TrecFormatError(path, None, f"corrupt {kind} data ({err})") from None
             break
     if raw.startswith(_BOM):
@@ -106,7 +118,9 @@ def _fast_table(data: bytes, names: list[str], kind: str) -> pa.Table | None:
     types[names[4] if kind == "run" else names[3]] = number
     try:
         return pa_csv.read_csv(
-            io.BytesIO(data),
+            # Arrow reads the bytes in place: no copy, and no call back into Python (which
+            # would take the GIL from the threads reading other files).
+            pa.BufferReader(data),
             # Arrow's own CSV threads can abort the process at exit (apache/arrow#34314);
             # read_runs parallelises across files instead.
             read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
@@ -117,7 +131,12 @@ def _fast_table(data: bytes, names: list[str], kind: str) -> pa.Table | None:
                 ignore_empty_lines=True,
             ),
             convert_options=pa_csv.ConvertOptions(
-                column_types=types, strings_can_be_null=False, quoted_strings_can_be_null=False
+                column_types=types,
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                # Still counted on every line, but the Q0 / iteration and rank columns that
+                # trec_eval ignores are never converted.
+                include_columns=[n for n in names if n not in ("q0", "rank", "iteration")],
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

@@ -10,9 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
 from metaeval._warnings import warn
+from metaeval.data._arrow import as_string_array
 from metaeval.data._parse import parse_table
 from metaeval.data.errors import TrecFormatError
 from metaeval.data.qrels import Qrels
@@ -142,32 +145,76 @@ def write_qrels(qrels: Qrels, path: PathLike) -> None:
         )
 
 
-def write_run(run: Run, path: PathLike) -> None:
-    """Write a TREC run (``topic Q0 doc rank score tag``) in ranking order.
+def _run_table(run: Run) -> pa.Table:
+    """A run as the six TREC columns, in ranking order; the repeated topic ids and the
+    constant Q0 and tag columns are dictionary arrays, so no string is copied per line."""
+    n, sizes = len(run), np.diff(run.offsets)
+    topic = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
+    rank = np.arange(1, n + 1, dtype=np.int64) - np.repeat(run.offsets[:-1], sizes)
+    zeros = pa.array(np.zeros(n, dtype=np.int8))
+    return pa.table(
+        {
+            "topic": pa.DictionaryArray.from_arrays(topic, as_string_array(run.topics)),
+            "q0": pa.DictionaryArray.from_arrays(zeros, pa.array(["Q0"])),
+            "doc": run.docs,
+            "rank": rank,
+            # Arrow writes a double as the shortest text that reads back as the same double,
+            # so the file ranks the documents exactly as the run does.
+            "score": run.scores,
+            "tag": pa.DictionaryArray.from_arrays(zeros, pa.array([run.name.replace(" ", "_")])),
+        }
+    )
 
-    Scores are written with 17 significant digits so that reading the file back gives the same
-    doubles, hence the same ranking.
+
+def write_run(run: Run, path: PathLike) -> None:
+    """Write a TREC run (``topic Q0 doc rank score tag``) in ranking order; a ``.gz`` suffix
+    writes gzip.
+
+    Each score is written as the shortest decimal that reads back as the same double (``0.1``,
+    ``1e-17``, ``-0``), so reading the file gives the same scores, hence the same ranking.
+    The tag is the run's name with spaces replaced by ``_``.
+
+    Raises
+    ------
+    ValueError
+        When an id holds whitespace (a TREC file could not be read back).
     """
-    frame = run.to_df()
-    frame["q0"] = "Q0"
-    frame["tag"] = run.name.replace(" ", "_")
-    frame["score"] = np.char.mod("%.17g", frame["score"].to_numpy())
-    with _open_for_writing(path) as fh:
-        frame[["topic", "q0", "doc", "rank", "score", "tag"]].to_csv(
-            fh, sep=" ", header=False, index=False
-        )
+    if not isinstance(run, Run):
+        raise TypeError(f"run must be a Run, got {type(run).__name__}")
+    path = Path(path)
+    table = _run_table(run)
+    options = pa_csv.WriteOptions(
+        include_header=False, delimiter=" ", quoting_style="none", batch_size=1 << 16
+    )
+    try:
+        if path.suffix == ".gz":
+            with pa.CompressedOutputStream(str(path), "gzip") as sink:
+                pa_csv.write_csv(table, sink, options)
+        else:
+            pa_csv.write_csv(table, str(path), options)
+    except pa.ArrowInvalid as err:
+        path.unlink(missing_ok=True)
+        raise ValueError(
+            f"run {run.name!r} cannot be written as a TREC file: an id holds whitespace ({err})"
+        ) from None
 
 
 def write_runs(runs: RunSet, folder: PathLike) -> list[Path]:
-    """Write every run of a RunSet to ``folder/<name>.run``; returns the paths."""
+    """Write every run of a RunSet to ``folder/<name>.run``; returns the paths.
+
+    Runs are written on parallel threads (Arrow formats and writes without the GIL).
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    out = []
-    for run in runs:
-        path = folder / f"{run.name.replace('/', '_').replace(' ', '_')}.run"
-        write_run(run, path)
-        out.append(path)
-    return out
+    runs = list(runs)
+    paths = [folder / f"{run.name.replace('/', '_').replace(' ', '_')}.run" for run in runs]
+    clash = [p.name for p, c in Counter(paths).items() if c > 1]
+    if clash:
+        raise ValueError(f"several runs would be written to the same file: {sorted(clash)}")
+    workers = max(1, min(4, len(runs), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(write_run, runs, paths))
+    return paths
 
 
 __all__ = [

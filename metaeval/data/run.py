@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaeval.data._arrow import as_string_array, blocks, pair_keys
+from metaeval.data._arrow import as_string_array
 from metaeval.data.errors import TrecFormatError
 from metaeval.data.qrels import _DOC_ALIASES, _TOPIC_ALIASES, _pick
 
@@ -49,15 +49,13 @@ class Run:
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         scores = np.asarray(scores, dtype=np.float64)
-        table = pa.table(
-            {
-                "topic": as_string_array(topics),
-                "doc": as_string_array(docs),
-                "score": pa.array(scores),
-                "row": pa.array(np.arange(len(scores))),
-            }
-        )
-        if table.num_rows == 0:
+        topic, doc = as_string_array(topics), as_string_array(docs)
+        if not len(topic) == len(doc) == len(scores):
+            raise ValueError(
+                f"run {name!r}: {len(topic)} topics, {len(doc)} documents and {len(scores)} "
+                "scores; they must be aligned"
+            )
+        if len(scores) == 0:
             raise TrecFormatError(source, None, f"run {name!r} has no ranked documents")
         bad = ~np.isfinite(scores)
         if bad.any():
@@ -67,30 +65,30 @@ class Run:
                 _line_of(i) if _line_of else None,
                 f"score {scores[i]!r} is not finite (NaN or infinity)",
             )
+        # Topics as integers in the order of their ids: the sort then compares one integer,
+        # not a string, per row, and the topic blocks come out of it for free.
+        encoded = pc.dictionary_encode(topic)
+        by_id = pc.sort_indices(encoded.dictionary).to_numpy()
+        position = np.empty(len(by_id), dtype=np.int32)
+        position[by_id] = np.arange(len(by_id), dtype=np.int32)
+        topic_pos = position[encoded.indices.to_numpy(zero_copy_only=False)]
         keys = [("topic", "ascending"), ("score", "descending")]
         if ties == "trec_eval":
             keys.append(("doc", "descending"))
         # Arrow's sort is stable, so ties="input" keeps file order among equal scores.
-        table = table.take(pc.sort_indices(table, sort_keys=keys))
-        self._check_duplicates(table, name, source, _line_of)
-        topic = table["topic"].combine_chunks()
-        topics, offsets = blocks(topic)
-        self._set(
-            name,
-            ties,
-            source,
-            topic,
-            table["doc"].combine_chunks(),
-            table["score"].to_numpy(),
-            topics,
-            offsets,
-        )
+        table = pa.table({"topic": topic_pos, "score": scores, "doc": doc})
+        order = pc.sort_indices(table, sort_keys=keys).to_numpy()
+        if not np.array_equal(order, np.arange(len(order))):
+            topic_pos, scores, doc = topic_pos[order], scores[order], doc.take(order)
+        ids = encoded.dictionary.take(by_id).to_numpy(zero_copy_only=False).astype(object)
+        self._check_duplicates(topic_pos, ids, doc, order, name, source, _line_of)
+        sizes = np.bincount(topic_pos, minlength=len(ids))
+        self._set(name, ties, source, doc, scores, ids, np.concatenate([[0], np.cumsum(sizes)]))
 
-    def _set(self, name, ties, source, topic, doc, score, topics, offsets) -> None:
+    def _set(self, name, ties, source, doc, score, topics, offsets) -> None:
         self.name = name
         self.ties = ties
         self.source = source
-        self._topic = topic
         self._doc = doc
         self._score = np.ascontiguousarray(score, dtype=np.float64)
         self._topics = np.asarray(topics, dtype=object)
@@ -127,29 +125,32 @@ class Run:
         The caller guarantees the order and that no document repeats within a topic.
         """
         run = object.__new__(cls)
-        sizes = np.diff(offsets)
-        topic = pa.array(np.asarray(topics, dtype=object).astype(str)).take(
-            pa.array(np.repeat(np.arange(len(topics)), sizes))
-        )
-        run._set(name, ties, None, topic, docs, scores, topics, offsets)
+        run._set(name, ties, None, docs, scores, topics, offsets)
         return run
 
     @staticmethod
-    def _check_duplicates(table: pa.Table, name, source, line_of) -> None:
-        key = pair_keys(table["topic"].combine_chunks(), table["doc"].combine_chunks())
-        order = np.argsort(key, kind="stable")
-        dup = np.flatnonzero(key[order][1:] == key[order][:-1])
-        if len(dup):
-            rows = table["row"].to_numpy()
-            a, b = sorted((int(rows[order[dup[0]]]), int(rows[order[dup[0] + 1]])))
-            i = int(order[dup[0]])
-            topic, doc = table["topic"][i].as_py(), table["doc"][i].as_py()
-            where = f" (first at line {line_of(a)})" if line_of else ""
-            raise TrecFormatError(
-                source,
-                line_of(b) if line_of else None,
-                f"run {name!r}: document {doc!r} is ranked twice for topic {topic!r}{where}",
-            )
+    def _check_duplicates(topic_pos, ids, doc, order, name, source, line_of) -> None:
+        """Raise when a document is ranked twice for one topic (rows in ranking order, topics
+        as positions into ``ids``; ``order`` maps the rows back to input rows)."""
+        encoded = pc.dictionary_encode(doc)
+        n_docs = len(encoded.dictionary)
+        if n_docs == len(doc):  # no document id repeats anywhere in the run
+            return
+        key = topic_pos.astype(np.int64) * n_docs + encoded.indices.to_numpy(zero_copy_only=False)
+        ordered = np.sort(key)
+        if not (ordered[1:] == ordered[:-1]).any():
+            return
+        by_key = np.argsort(key, kind="stable")
+        dup = np.flatnonzero(key[by_key][1:] == key[by_key][:-1])
+        i, j = int(by_key[dup[0]]), int(by_key[dup[0] + 1])
+        a, b = sorted((int(order[i]), int(order[j])))
+        where = f" (first at line {line_of(a)})" if line_of else ""
+        raise TrecFormatError(
+            source,
+            line_of(b) if line_of else None,
+            f"run {name!r}: document {doc[i].as_py()!r} is ranked twice for topic "
+            f"{ids[topic_pos[i]]!r}{where}",
+        )
 
     # ---------------------------------------------------------------- construction
     @classmethod
