@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import os
 from collections import Counter
 from collections.abc import Iterable
@@ -131,18 +130,46 @@ def _check_distinct(paths: list[Path]) -> None:
         seen[key] = p
 
 
-def _open_for_writing(path: PathLike):
+def _write_table(table: pa.Table, path: PathLike, what: str) -> None:
+    """Write space-separated lines without a header, through Arrow (``.gz``: gzip)."""
     path = Path(path)
-    return gzip.open(path, "wt") if path.suffix == ".gz" else open(path, "w")
+    options = pa_csv.WriteOptions(
+        include_header=False, delimiter=" ", quoting_style="none", batch_size=1 << 16
+    )
+    try:
+        if path.suffix == ".gz":
+            with pa.CompressedOutputStream(str(path), "gzip") as sink:
+                pa_csv.write_csv(table, sink, options)
+        else:
+            pa_csv.write_csv(table, str(path), options)
+    except pa.ArrowInvalid as err:
+        path.unlink(missing_ok=True)
+        raise ValueError(
+            f"{what} cannot be written as a TREC file: an id holds whitespace ({err})"
+        ) from None
+
+
+def _constant(text: str, n: int) -> pa.Array:
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int8)), pa.array([text]))
 
 
 def write_qrels(qrels: Qrels, path: PathLike) -> None:
-    """Write TREC qrels (``topic 0 doc grade``); a ``.gz`` suffix writes gzip."""
-    frame = qrels.to_df()
-    with _open_for_writing(path) as fh:
-        frame.assign(iteration=0)[["topic", "iteration", "doc", "grade"]].to_csv(
-            fh, sep=" ", header=False, index=False
-        )
+    """Write TREC qrels (``topic 0 doc grade``), sorted by topic and document; a ``.gz``
+    suffix writes gzip."""
+    if not isinstance(qrels, Qrels):
+        raise TypeError(f"qrels must be a Qrels, got {type(qrels).__name__}")
+    n = len(qrels)
+    table = pa.table(
+        {
+            "topic": pa.DictionaryArray.from_arrays(
+                qrels.topic_index.astype(np.int32), as_string_array(qrels.topics)
+            ),
+            "iteration": _constant("0", n),
+            "doc": qrels.docs,
+            "grade": qrels.grades,
+        }
+    )
+    _write_table(table, path, "the qrels")
 
 
 def _run_table(run: Run) -> pa.Table:
@@ -151,17 +178,16 @@ def _run_table(run: Run) -> pa.Table:
     n, sizes = len(run), np.diff(run.offsets)
     topic = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
     rank = np.arange(1, n + 1, dtype=np.int64) - np.repeat(run.offsets[:-1], sizes)
-    zeros = pa.array(np.zeros(n, dtype=np.int8))
     return pa.table(
         {
             "topic": pa.DictionaryArray.from_arrays(topic, as_string_array(run.topics)),
-            "q0": pa.DictionaryArray.from_arrays(zeros, pa.array(["Q0"])),
+            "q0": _constant("Q0", n),
             "doc": run.docs,
             "rank": rank,
             # Arrow writes a double as the shortest text that reads back as the same double,
             # so the file ranks the documents exactly as the run does.
             "score": run.scores,
-            "tag": pa.DictionaryArray.from_arrays(zeros, pa.array([run.name.replace(" ", "_")])),
+            "tag": _constant(run.name.replace(" ", "_"), n),
         }
     )
 
@@ -181,22 +207,7 @@ def write_run(run: Run, path: PathLike) -> None:
     """
     if not isinstance(run, Run):
         raise TypeError(f"run must be a Run, got {type(run).__name__}")
-    path = Path(path)
-    table = _run_table(run)
-    options = pa_csv.WriteOptions(
-        include_header=False, delimiter=" ", quoting_style="none", batch_size=1 << 16
-    )
-    try:
-        if path.suffix == ".gz":
-            with pa.CompressedOutputStream(str(path), "gzip") as sink:
-                pa_csv.write_csv(table, sink, options)
-        else:
-            pa_csv.write_csv(table, str(path), options)
-    except pa.ArrowInvalid as err:
-        path.unlink(missing_ok=True)
-        raise ValueError(
-            f"run {run.name!r} cannot be written as a TREC file: an id holds whitespace ({err})"
-        ) from None
+    _write_table(_run_table(run), path, f"run {run.name!r}")
 
 
 def write_runs(runs: RunSet, folder: PathLike) -> list[Path]:

@@ -291,8 +291,14 @@ def parse_measure(text: str | Measure) -> Measure:
     if not isinstance(text, str):
         raise TypeError(f"a measure is a string or a Measure, got {type(text).__name__}")
     name, params, cutoff, primed = split_call(text)
-    reg = registered()
     name = _ALIASES.get(name, name)
+    if name not in _REGISTRY:
+        # Plugins registered through entry points are imported when a name is not a known
+        # measure (or when measures are listed), so built-in names parse without scanning
+        # every installed package.
+        registered()
+        name = _ALIASES.get(name, name)
+    reg = registered() if name not in _REGISTRY else _REGISTRY
     if name not in reg:
         close = [n for n in reg if n.lower() == name.lower()]
         hint = f"; did you mean {close[0]!r}?" if close else ""

@@ -6,7 +6,6 @@ import hashlib
 import importlib.util
 import re
 import sys
-from importlib.metadata import entry_points
 from pathlib import Path
 
 ENTRY_POINT_GROUP = "metaeval.measures"
@@ -38,6 +37,14 @@ def load_plugin(path: str | Path) -> None:
     except Exception:
         del sys.modules[name]
         raise
+
+
+def entry_points(*, group: str):
+    """:func:`importlib.metadata.entry_points`, imported on first use: importing it costs more
+    than a command that evaluates built-in measures spends on everything else it imports."""
+    from importlib.metadata import entry_points as installed
+
+    return installed(group=group)
 
 
 def load_entry_points() -> None:

@@ -96,3 +96,16 @@ def test_unwritable_runs_are_errors(tmp_path):
         metaeval.write_runs(clash, tmp_path)
     with pytest.raises(TypeError, match="Run"):
         metaeval.write_run("not a run", tmp_path / "y.run")
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".txt.gz"])
+def test_qrels_round_trip(tmp_path, suffix):
+    qrels = metaeval.Qrels.from_dict(
+        {"10": {"b": 2, "a": -1, "c": 0}, "9": {"a": 3}, "x y"[0]: {"d": 1}}
+    )
+    path = tmp_path / f"q{suffix}"
+    metaeval.write_qrels(qrels, path)
+    assert metaeval.read_qrels(path) == qrels
+    raw = path.read_bytes()
+    text = (gzip.decompress(raw) if suffix.endswith(".gz") else raw).decode()
+    assert text.splitlines()[:2] == ["10 0 a -1", "10 0 b 2"]
