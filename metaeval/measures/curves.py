@@ -101,6 +101,9 @@ def plot_top_heaviness(
 ):
     """Figure of the top-heaviness curves: one panel per R, one line per measure.
 
+    Computes the curves when no frame is given; the figure is drawn by
+    :func:`metaeval.report.figures.top_heaviness_curves`.
+
     Parameters
     ----------
     frame : DataFrame, optional
@@ -113,38 +116,13 @@ def plot_top_heaviness(
     matplotlib.figure.Figure
         Built without pyplot (so no GUI backend is touched; ``savefig`` renders with Agg).
     """
-    import seaborn as sns
-    from matplotlib.figure import Figure
+    from metaeval.report.figures import top_heaviness_curves
 
     if y not in ("value", "relative"):
         raise ValueError(f"y must be 'value' or 'relative', got {y!r}")
     if frame is None:
         frame = top_heaviness(measures, n_relevant=n_relevant, max_rank=max_rank)
-    missing = {"measure", "n_relevant", "rank", y} - set(frame.columns)
-    if missing:
-        raise ValueError(f"frame lacks columns {sorted(missing)}; pass top_heaviness() output")
-    panels = sorted(frame["n_relevant"].unique())
-    fig = Figure(figsize=(4.5 * len(panels), 3.6), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True))
-    for ax, big_r in zip(axes, panels):
-        sub = frame[frame["n_relevant"] == big_r]
-        sns.lineplot(
-            data=sub,
-            x="rank",
-            y=y,
-            hue="measure",
-            style="measure",
-            markers=True,
-            dashes=False,
-            ax=ax,
-            legend=ax is axes[-1],
-        )
-        ax.set_title(f"R = {big_r}")
-        ax.set_xlabel("rank of the single relevant document")
-        ax.set_ylabel("measure value" if y == "value" else "value / value at rank 1")
-    if axes[-1].get_legend() is not None:
-        sns.move_legend(axes[-1], "upper left", bbox_to_anchor=(1.02, 1), title="measure")
-    return fig
+    return top_heaviness_curves(frame, y=y)
 
 
 def _check_positive_ints(name: str, values) -> tuple[int, ...]:

@@ -323,6 +323,9 @@ def asl_curve_frame(results: Mapping[str, DiscriminativePowerResult]) -> pd.Data
 def plot_asl_curves(results, *, ax=None, path=None, title: str | None = None):
     """Draw ASL against pair rank, one line per measure (Sakai 2006, Fig. 3 style).
 
+    The figure is drawn by :func:`metaeval.report.figures.asl_curves`, where every figure of
+    metaeval lives; this is the entry point for results held in memory.
+
     Parameters
     ----------
     results : mapping of str to DiscriminativePowerResult, or pandas.DataFrame
@@ -338,23 +341,21 @@ def plot_asl_curves(results, *, ax=None, path=None, title: str | None = None):
     -------
     matplotlib.figure.Figure
     """
-    import seaborn as sns
-    from matplotlib.figure import Figure
+    from metaeval.report.figures import asl_curves
 
     frame = results if isinstance(results, pd.DataFrame) else asl_curve_frame(results)
     missing = {"measure", "rank", "asl"} - set(frame.columns)
     if missing:
         raise ValueError(f"results frame lacks columns {sorted(missing)}")
-    if ax is None:
-        fig = Figure(figsize=(6, 4), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
-    sns.lineplot(data=frame, x="rank", y="asl", hue="measure", ax=ax, drawstyle="steps-post")
+    alpha = None
     if "alpha" in frame.columns and frame["alpha"].nunique() == 1 and len(frame):
-        a = float(frame["alpha"].iloc[0])
-        ax.axhline(a, color="grey", linestyle="--", linewidth=0.8)
-    ax.set_xlabel("system pair, sorted by ASL")
+        alpha = float(frame["alpha"].iloc[0])
+    plain = frame[["measure", "rank", "asl"]]
+    if ax is None:
+        fig = asl_curves(plain, alpha=alpha)
+        ax = fig.axes[0]
+    else:
+        fig = asl_curves(plain, alpha=alpha, ax=ax)
     ax.set_ylabel("achieved significance level (ASL)")
     if title:
         ax.set_title(title)

@@ -1,15 +1,16 @@
 """Reports of studies, drawn only from what a study saved.
 
 :func:`write_report` reads a study's output folder (its ``results/``, ``plan.parquet``,
-``manifest.json`` and ``study.toml``) and writes ``report/index.md`` with PNG figures,
-``report/index.html`` (one self-contained file) and ``report/tables/*.csv``. It never imports
-:mod:`simulators` and never computes a criterion: every number in a report can be found in the
-saved results, and a report can be redrawn anywhere.
+``manifest.json``, ``claims.json`` and ``study.toml``) and writes ``report/index.md`` with PNG
+figures, ``report/index.html`` (one self-contained file) and ``report/tables/*.csv``. It never
+imports :mod:`simulators` and never computes a criterion: every number in a report can be found
+in the saved results, and a report can be redrawn anywhere.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from metaeval.report import figures as fig
 
 FORMATS = ("md", "html")
 KEYS = ["world", "degrader", "level", "kind", "criterion", "measure", "other", "statistic", "x"]
+FULL = "full"
 
 
 def summarise(results: pd.DataFrame) -> pd.DataFrame:
@@ -33,43 +35,97 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
 
 def _level_order(levels) -> list:
     """``full`` first, then numeric levels from the highest, then the rest as they come."""
-    levels = list(dict.fromkeys(levels))
+    levels = [str(lv) for lv in dict.fromkeys(levels)]
     numeric = {lv: pd.to_numeric(lv, errors="coerce") for lv in levels}
     nums = sorted((lv for lv in levels if not np.isnan(numeric[lv])), key=lambda v: -numeric[v])
-    rest = [lv for lv in levels if lv != "full" and np.isnan(numeric[lv])]
-    return (["full"] if "full" in levels else []) + nums + rest
+    rest = [lv for lv in levels if lv != FULL and np.isnan(numeric[lv])]
+    return ([FULL] if FULL in levels else []) + nums + rest
 
 
-def _pivot(
-    summary: pd.DataFrame, statistic: str, *, other: str | None = None, value: str = "mean"
-) -> pd.DataFrame:
-    """Measures as rows, levels as columns, for one statistic (one table per world and
-    degrader are concatenated with those two as leading columns)."""
-    d = summary[summary["statistic"] == statistic]
-    if other is not None:
-        d = d[d["other"] == other]
-    if d.empty:
-        return d
-    # the full-judgment rows join the row of every degrader of their world (their "full"
-    # column), or stand alone when the world has no degrader
-    full, damaged = d[d["degrader"] == ""], d[d["degrader"] != ""]
-    parts = [damaged]
-    for world, rows in full.groupby("world", sort=False):
-        degraders = damaged.loc[damaged["world"] == world, "degrader"].unique()
-        parts += [rows.assign(degrader=g) for g in degraders] or [
-            rows.assign(degrader="full judgments")
+class _Report:
+    """What the sections share: the saved tables, the measures in study order, the
+    degraders whose levels are percentages."""
+
+    def __init__(self, data: dict):
+        self.data = data
+        self.tables = data["tables"]
+        spec = data["spec"]
+        self.percent = [
+            d.get("id", d.get("method"))
+            for d in spec.get("degraders", [])
+            if d.get("method") in ("stratified", "uniform")
         ]
-    d = pd.concat(parts, ignore_index=True)
-    wide = d.pivot_table(
-        index=["world", "degrader", "measure"],
-        columns="level",
-        values=value,
-        sort=False,
-        aggfunc="first",
-    )
-    wide = wide[[c for c in _level_order(wide.columns) if c in wide.columns]]
-    wide.columns.name = None
-    return wide.reset_index()
+        results = self.tables.get("results", pd.DataFrame())
+        planned = list(dict.fromkeys(data["planned"].get("measure", pd.Series(dtype=str))))
+        seen = list(dict.fromkeys(results["measure"])) if len(results) else []
+        self.order = [m for m in planned if m] + [m for m in seen if m and m not in planned]
+        self.results = self.in_order(results)
+        self.summary = summarise(self.results)
+
+    def in_order(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Rows sorted by the study's order of measures (stable otherwise)."""
+        if frame is None or frame.empty or "measure" not in frame:
+            return frame
+        rank = {m: i for i, m in enumerate(self.order)}
+        key = frame["measure"].map(lambda m: rank.get(m, len(rank)))
+        return frame.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
+
+    def pivot(
+        self, statistic: str, *, other: str | None = None, kind: str | None = None
+    ) -> pd.DataFrame:
+        """Measures as rows (study order), levels as columns, for one statistic; worlds and
+        degraders as leading columns. The full-judgment rows join every degrader of their
+        world (their "full" column)."""
+        s = self.summary
+        d = s[s["statistic"] == statistic]
+        if kind is not None:
+            d = d[d["kind"] == kind]
+        if other is not None:
+            d = d[d["other"] == other]
+        if d.empty:
+            return d
+        full, damaged = d[d["degrader"] == ""], d[d["degrader"] != ""]
+        parts = [damaged]
+        for world, rows in full.groupby("world", sort=False):
+            degraders = damaged.loc[damaged["world"] == world, "degrader"].unique()
+            parts += [rows.assign(degrader=g) for g in degraders] or [
+                rows.assign(degrader="full judgments")
+            ]
+        d = pd.concat(parts, ignore_index=True)
+        wide = d.pivot_table(
+            index=["world", "degrader", "measure"],
+            columns="level",
+            values="mean",
+            sort=False,
+            aggfunc="first",
+        )
+        wide = wide[[c for c in _level_order(wide.columns) if c in wide.columns]]
+        wide.columns = [self.level_name(c, d) for c in wide.columns]
+        wide = wide.reset_index()
+        return self.sorted_rows(wide)
+
+    def level_name(self, level: str, d: pd.DataFrame) -> str:
+        if level == FULL:
+            return FULL
+        degraders = set(d.loc[d["level"] == level, "degrader"]) if len(d) else set()
+        return f"{level}%" if degraders and degraders <= set(self.percent) else str(level)
+
+    def sorted_rows(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Rows grouped by world and degrader (as they come), levels in level order (the full
+        judgments first), measures in study order."""
+        if frame.empty or "measure" not in frame:
+            return frame
+
+        def seen(col):
+            return frame[col].map({v: i for i, v in enumerate(dict.fromkeys(frame[col]))})
+
+        rank = {m: i for i, m in enumerate(self.order)}
+        keys = [frame["measure"].map(lambda m: rank.get(m, len(rank))).to_numpy()]
+        if "level" in frame:
+            order = {lv: i for i, lv in enumerate(_level_order(frame["level"]))}
+            keys.append(frame["level"].astype(str).map(order).to_numpy())
+        keys += [seen(c).to_numpy() for c in ("degrader", "world") if c in frame]
+        return frame.iloc[np.lexsort(keys)].reset_index(drop=True)
 
 
 def _read(directory: Path) -> dict:
@@ -106,17 +162,20 @@ def _read(directory: Path) -> dict:
         "tables": tables,
         "planned": planned,
         "claims": claims,
+        "directory": directory,
     }
 
 
 def build(directory: str | Path) -> tuple[str, list[doc.Block], dict]:
     """The report's title, blocks and the summary frames (from saved results only)."""
+    from metaeval.report import claims as claim_checks
+
     directory = Path(directory)
     if not (directory / "manifest.json").is_file():
         raise FileNotFoundError(f"{directory} is not a study output folder (no manifest.json)")
     data = _read(directory)
     manifest, spec = data["manifest"], data["spec"]
-    results = data["tables"].get("results", pd.DataFrame())
+    rep = _Report(data)
     units = data["tables"].get("units", pd.DataFrame(columns=["unit"]))
     name = manifest.get("study", directory.name)
     title = f"Study {name}"
@@ -124,8 +183,10 @@ def build(directory: str | Path) -> tuple[str, list[doc.Block], dict]:
     description = spec.get("study", {}).get("description", "")
     if description:
         blocks.append(doc.text(" ".join(description.split())))
-    done = len(set(units["unit"])) if "unit" in units else 0
-    planned = len(data["planned"])
+    planned_units = set(data["planned"]["unit"]) if "unit" in data["planned"] else set()
+    saved = set(units["unit"]) if "unit" in units else set()
+    done = len(saved & planned_units) if planned_units else len(saved)
+    planned = len(planned_units)
     failures = (
         sorted((directory / "failures").glob("*.json")) if (directory / "failures").is_dir() else []
     )
@@ -137,123 +198,212 @@ def build(directory: str | Path) -> tuple[str, list[doc.Block], dict]:
                 + ". Figures and verdicts use what is saved; run the study again to complete it."
             )
         )
-    versions = manifest.get("versions", {})
-    blocks.append(
-        doc.text(
-            f"Seed {manifest.get('seed')}; metaeval {versions.get('metaeval')}, numpy "
-            f"{versions.get('numpy')}, scipy {versions.get('scipy')}, python "
-            f"{versions.get('python')}; {done} units saved."
-        )
-    )
-    summary = summarise(results)
-    frames = {"summary": summary}
-    claims = data["tables"].get("claims")
-    from metaeval.report import claims as claim_checks
-
-    verdicts = claim_checks.verdicts(data["claims"], results, claims)
+    blocks.append(doc.text(_provenance(manifest, spec, done)))
+    frames = {"summary": rep.summary}
+    details = {k: rep.in_order(v) for k, v in data["tables"].items() if k == "stability"}
+    analytic = data["tables"].get("claims")
+    verdicts = claim_checks.verdicts(data["claims"], rep.results, _checks_only(analytic), details)
     if len(verdicts):
         frames["claims"] = verdicts
-        blocks += [
-            doc.heading("Claims"),
-            doc.text(
-                "Each claim is checked on every world: **holds** when the claimed "
-                "direction is seen and the 95% interval over trials and replicates "
-                "excludes the opposite, **does not hold** when the opposite is seen "
-                "with the same confidence, **inconclusive** otherwise."
-            ),
-            doc.table(verdicts, "claims", "Verdicts"),
-        ]
-    # degraders whose levels are percentages of the judgments kept
-    percent = [
-        d.get("id", d.get("method"))
-        for d in spec.get("degraders", [])
-        if d.get("method") in ("stratified", "uniform")
-    ]
+        blocks += _claims(verdicts)
     for kind, section in SECTIONS.items():
-        rows = results[results["kind"] == kind] if len(results) else results
+        rows = rep.results[rep.results["kind"] == kind] if len(rep.results) else rep.results
         if len(rows):
-            blocks += section(rows, summary[summary["kind"] == kind], data["tables"], percent)
+            blocks += section(rep, rows)
+    blocks += _top_heaviness(analytic)
     blocks += _reproduce(directory, data)
     return title, blocks, frames
 
 
+def _provenance(manifest: dict, spec: dict, done: int) -> str:
+    versions = manifest.get("versions", {})
+    worlds = []
+    for w in spec.get("worlds", []):
+        if w.get("kind") == "simulator":
+            worlds.append(
+                f"`{w.get('id')}` (simulated: {w.get('preset')}, {w.get('n_topics')} topics, "
+                f"{w.get('n_systems')} systems, {w.get('replicates', 1)} replicate(s))"
+            )
+        else:
+            worlds.append(f"`{w.get('id')}` (TREC files: {Path(str(w.get('qrels', ''))).name})")
+    degraders = [
+        f"`{d.get('id', d.get('method'))}` ({d.get('method')}: levels "
+        f"{', '.join(str(lv) for lv in d.get('levels', []))}; {d.get('trials', 1)} trial(s))"
+        for d in spec.get("degraders", [])
+    ]
+    out = f"Worlds: {'; '.join(worlds) or '-'}."
+    if degraders:
+        out += f" Damaged judgments: {'; '.join(degraders)}."
+    return (
+        out + f" Seed {manifest.get('seed')}; metaeval {versions.get('metaeval')}, numpy "
+        f"{versions.get('numpy')}, scipy {versions.get('scipy')}, python "
+        f"{versions.get('python')}; {done} units saved."
+    )
+
+
+def _checks_only(analytic: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The analytic claims' checks, without the curves some of them save for figures."""
+    if analytic is None or analytic.empty or "kind" not in analytic:
+        return analytic
+    return analytic[analytic["kind"].fillna("check") != "curve"]
+
+
+# ------------------------------------------------------------------------------ claims
+def _claims(verdicts: pd.DataFrame) -> list[doc.Block]:
+    worlds = list(dict.fromkeys(verdicts["world"]))
+    wide = verdicts.pivot_table(
+        index="claim", columns="world", values="verdict", aggfunc="first", sort=False
+    )
+    wide = wide.reindex(columns=worlds).fillna("")
+    first = verdicts.drop_duplicates("claim").set_index("claim")
+    overview = pd.DataFrame(
+        {
+            "claim": wide.index,
+            "what it says": first.loc[wide.index, "text"].to_numpy(),
+            **{w: wide[w].to_numpy() for w in worlds},
+            "source": first.loc[wide.index, "source"].to_numpy(),
+        }
+    )
+    counts = verdicts["verdict"].value_counts()
+    failed = verdicts[verdicts["verdict"] == "does not hold"]
+    plain = (
+        f"Of {len(verdicts)} verdicts (claims x worlds), {counts.get('holds', 0)} hold, "
+        f"{counts.get('does not hold', 0)} do not hold and "
+        f"{counts.get('inconclusive', 0)} are inconclusive."
+    )
+    if len(failed):
+        plain += (
+            " Does not hold on our data: "
+            + "; ".join(
+                f"{c} ({', '.join(failed.loc[failed['claim'] == c, 'world'])})"
+                for c in dict.fromkeys(failed["claim"])
+            )
+            + ". That is a finding about these collections, not an error: the numbers below "
+            "say by how much."
+        )
+    return [
+        doc.heading("Claims"),
+        doc.text(
+            "Each claim is checked on every world: **holds** when the claimed direction is "
+            "seen and the 95% interval over trials and replicates excludes the opposite, "
+            "**does not hold** when the opposite is seen with the same confidence, "
+            "**inconclusive** otherwise. Analytic claims are checked exactly on constructed "
+            "lists."
+        ),
+        doc.text(plain),
+        doc.table(overview, "claims_overview", "Verdicts, claim by world"),
+        doc.text(
+            "The numbers behind each verdict: the claimed quantities (means over trials and "
+            "replicates), their difference, and `[a, b], n = k`: the 2.5 and 97.5 "
+            "percentiles over the k trials and replicates. *One value* means nothing random "
+            "was repeated (a real collection under its full judgments): the verdict is that "
+            "value's."
+        ),
+        doc.table(
+            verdicts[["claim", "world", "verdict", "numbers"]], "claims_numbers", "The numbers"
+        ),
+    ]
+
+
 # ------------------------------------------------------------------------------ sections
-def _robustness(rows, summary, tables, percent):
+def _robustness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     out = [
         doc.heading("Robustness to damaged judgments"),
         doc.text(
-            "Kendall's tau_b between each measure's ranking of the systems under "
-            "damaged judgments and its ranking under the full judgments (1 = the same "
-            "ranking). Lines are means over trials and replicates, bands the 2.5-97.5 "
-            "percentile range; a condensed-list variant is dashed in its base measure's "
-            "colour."
+            "Rank correlation between each measure's ranking of the systems under damaged "
+            "judgments and its ranking under the full judgments (1 = the same ranking), and, "
+            "in simulated worlds, with its ranking under the complete true judgments. Lines "
+            "are means over trials and replicates, bands the 2.5-97.5 percentile range; a "
+            "condensed-list variant (') is dashed, in its base measure's colour."
         ),
     ]
+    first = True
     for against in ("full", "truth", "effect"):
         for stat in ("tau_b", "tau_ap", "tau_a"):
-            if ((rows["other"] == against) & (rows["statistic"] == stat)).any():
-                out.append(
-                    doc.figure(
-                        fig.robustness_curves(
-                            rows, statistic=stat, against=against, percent=percent
-                        ),
-                        f"robustness_{stat}_{against}",
-                        f"{stat} with the {against} ranking",
-                    )
+            if not ((rows["other"] == against) & (rows["statistic"] == stat)).any():
+                continue
+            label = fig._label(stat)
+            out.append(
+                doc.figure(
+                    fig.robustness_curves(
+                        rows, statistic=stat, against=against, percent=rep.percent
+                    ),
+                    f"robustness_{stat}_{against}",
+                    f"{label} with the {against} ranking, by level",
                 )
-                out.append(
-                    doc.table(
-                        _pivot(summary, stat, other=against),
-                        f"robustness_{stat}_{against}",
-                        f"Mean {stat} with the {against} ranking, by level",
-                    )
+            )
+            out.append(
+                doc.table(
+                    rep.pivot(stat, other=against, kind="robustness"),
+                    f"robustness_{stat}_{against}",
+                    f"Mean {label} with the {against} ranking, by level",
+                    collapsed=not first,
                 )
+            )
+            first = False
     if (rows["statistic"] == "mean_drift").any():
         out += [
             doc.figure(
-                fig.drift_curves(rows, percent=percent),
+                fig.drift_curves(rows, percent=rep.percent),
                 "mean_drift",
-                "Mean drift: reduced minus full value, averaged over systems",
+                "Mean drift: the reduced minus the full value, averaged over systems "
+                "(below 0: the measure underestimates)",
             ),
-            doc.table(_pivot(summary, "mean_drift"), "mean_drift", "Mean drift by level"),
+            doc.table(rep.pivot("mean_drift"), "mean_drift", "Mean drift by level"),
         ]
     return out
 
 
-def _power(rows, summary, tables, percent):
+def _power(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     out = [
         doc.heading("Discriminative power"),
         doc.text(
             "The share of system pairs whose difference is significant (achieved "
             "significance level below alpha), with the same resamples at every level."
         ),
-    ]
-    out.append(
         doc.figure(
-            fig.power_curves(rows, percent=percent), "power", "Discriminative power by level"
-        )
-    )
-    out.append(doc.table(_pivot(summary, "power"), "power", "Discriminative power by level"))
-    dr = _pivot(summary, "diff_required")
+            fig.power_curves(rows, percent=rep.percent),
+            "power",
+            "Discriminative power" + (" by level" if rows["level"].nunique() > 1 else ""),
+        ),
+        doc.table(
+            rep.pivot("power", kind="discriminative_power"),
+            "power",
+            "Discriminative power (mean over trials and replicates)",
+        ),
+    ]
+    dr = rep.pivot("diff_required", kind="discriminative_power")
     if len(dr):
-        out.append(doc.table(dr, "diff_required", "Estimated difference required"))
-    asl = tables.get("asl")
+        out.append(
+            doc.table(
+                dr,
+                "diff_required",
+                "Estimated difference required for significance",
+                collapsed=True,
+            )
+        )
+    asl = rep.in_order(rep.tables.get("asl"))
     if asl is not None and len(asl):
-        lowest = [lv for lv in _level_order(asl["level"]) if lv != "full"][-1:]
-        shown = asl[asl["level"].isin(["full", *lowest])]
+        asl = asl.assign(level=asl["level"].astype(str))
+        lowest = [lv for lv in _level_order(asl["level"]) if lv != FULL][-1:]
+        shown = asl[asl["level"].isin([FULL, *lowest])]
         out.append(
             doc.figure(
                 fig.asl_curves(shown),
                 "asl_curves",
-                "ASL curves: the lower, the more discriminative",
+                "ASL curves (Sakai 2006): the lower the curve, the more pairs a measure tells "
+                "apart; dashed line: alpha"
+                + (f"; under the full judgments and at level {lowest[0]}" if lowest else ""),
             )
         )
     return out
 
 
-def _significance(rows, summary, tables, percent):
-    tab = summary[
-        summary["statistic"].isin(["n_significant", "false_alarms", "reversals", "misses"])
+def _significance(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    s = rep.summary
+    tab = s[
+        (s["kind"] == "significance_changes")
+        & s["statistic"].isin(["n_significant", "false_alarms", "reversals", "misses"])
     ]
     wide = tab.pivot_table(
         index=["world", "degrader", "level", "measure"],
@@ -261,21 +411,72 @@ def _significance(rows, summary, tables, percent):
         values="mean",
         sort=False,
     ).reset_index()
+    wide = wide.reindex(
+        columns=[
+            "world",
+            "degrader",
+            "level",
+            "measure",
+            "n_significant",
+            "false_alarms",
+            "reversals",
+            "misses",
+        ]
+    )
+    wide["false_alarm_share"] = wide["false_alarms"] / wide["n_significant"].where(
+        wide["n_significant"] > 0
+    )
+    wide = wide.rename(
+        columns={
+            "n_significant": "significant (damaged)",
+            "false_alarms": "of which not with full",
+            "false_alarm_share": "share not with full",
+            "reversals": "reversed",
+            "misses": "lost",
+        }
+    )
+    wide = rep.sorted_rows(wide)
+    lowest = _lowest_level(rows)
+    at_lowest = wide[
+        wide.set_index(["world", "degrader", "level"]).index.isin(
+            list(set(zip(lowest["world"], lowest["degrader"], lowest["level"])))
+        )
+    ]
     return [
         doc.heading("Significance changes"),
         doc.text(
-            "Pairs significant under damaged judgments but not under the full ones "
-            "(false alarms), significant the other way (reversals), and pairs "
-            "significant under full judgments that are lost (misses); means over "
-            "trials."
+            "System pairs significant under damaged judgments, and how that compares with the "
+            "full judgments (Sakai & Kando 2008, Table 5): significant under damaged "
+            "judgments but not under the full ones, significant under both but in opposite "
+            "directions, and significant under the full judgments but lost. Means over trials "
+            "and replicates."
         ),
         doc.figure(
-            fig.significance_bars(_lowest_level(rows)),
+            fig.significance_bars(lowest),
             "significance_changes",
             "At the most damaged level of each degrader",
         ),
-        doc.table(wide, "significance_changes", "Significance changes, mean over trials"),
+        doc.table(
+            at_lowest,
+            "significance_changes_lowest",
+            "At the most damaged level (mean number of system pairs)",
+            decimals=1,
+        ),
+        doc.table(
+            wide,
+            "significance_changes",
+            "Every level (mean number of system pairs)",
+            decimals=1,
+            collapsed=True,
+        ),
     ]
+
+
+def _first_seen(col: pd.Series) -> pd.Series:
+    """A sort key keeping values in the order they first appear (numbers as they are)."""
+    if pd.api.types.is_numeric_dtype(col):
+        return col
+    return col.map({v: i for i, v in enumerate(dict.fromkeys(col))})
 
 
 def _lowest_level(rows: pd.DataFrame) -> pd.DataFrame:
@@ -287,98 +488,163 @@ def _lowest_level(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(keep) if keep else rows
 
 
-def _stability(rows, summary, tables, percent):
+def _stability(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     out = [
         doc.heading("Topic-subset stability"),
         doc.text(
-            "Kendall's tau_b between the ranking on random subsets of n topics and on "
-            "all topics, by n (mean over repeats, band: 2.5-97.5 percentiles)."
+            "Kendall's tau_b between the ranking of the systems on random subsets of n topics "
+            "and on all topics (and between two disjoint subsets of n topics), by n: the mean "
+            "over repeats, the band the 2.5-97.5 percentiles. Every measure sees the same "
+            "subsets."
         ),
     ]
+    captions = {
+        "tau_subset": "Ranking on n topics against the ranking on all topics",
+        "tau_split": "Rankings on two disjoint sets of n topics",
+    }
     for stat in ("tau_subset", "tau_split"):
         if (rows["statistic"] == stat).any():
-            out.append(doc.figure(fig.stability_curves(rows, statistic=stat), f"stability_{stat}"))
-    d = summary[summary["statistic"].isin(["tau_subset", "tau_split"])]
-    wide = d.pivot_table(
-        index=["world", "measure", "statistic"], columns="x", values="mean", sort=False
-    )
-    wide.columns = [f"n={int(c)}" for c in wide.columns]
-    out.append(doc.table(wide.reset_index(), "stability", "Mean tau_b by topic-set size"))
-    return out
-
-
-def _agreement(rows, summary, tables, percent):
-    out = [doc.heading("Agreement between measures")]
-    for stat in ("tau_b", "tau_ap"):
-        d = rows[rows["statistic"] == stat]
-        if len(d):
             out.append(
                 doc.figure(
-                    fig.agreement_heatmap(d, statistic=stat),
-                    f"agreement_{stat}",
-                    f"{stat} between the measures' rankings",
+                    fig.stability_curves(rows, statistic=stat), f"stability_{stat}", captions[stat]
                 )
             )
-            mat = d.groupby(["world", "measure", "other"], sort=False)["value"].mean()
-            out.append(
-                doc.table(
-                    mat.unstack().reset_index(),
-                    f"agreement_{stat}",
-                    f"{stat} (rows: the reference ranking)",
-                )
-            )
+    s = rep.summary
+    d = s[(s["kind"] == "stability") & s["statistic"].isin(["tau_subset", "tau_split"])]
+    wide = d.pivot_table(
+        index=["world", "statistic", "measure"], columns="x", values="mean", sort=False
+    )
+    wide.columns = [f"n = {int(c)}" for c in wide.columns]
+    wide = wide.reset_index()
+    wide = rep.sorted_rows(wide.assign(level=FULL)).drop(columns="level")
+    wide = wide.sort_values(["world", "statistic"], key=_first_seen, kind="stable")
+    out.append(doc.table(wide, "stability", "Mean tau_b by topic-set size"))
     return out
 
 
-def _informativeness(rows, summary, tables, percent):
-    d = summary[summary["statistic"] == "rms"]
+def _agreement(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    out = [
+        doc.heading("Agreement between measures"),
+        doc.text(
+            "Rank correlation between the measures' rankings of the systems under the same "
+            "judgments (the full ones), mean over replicates."
+        ),
+    ]
+    for i, stat in enumerate(("tau_b", "tau_ap")):
+        d = rows[rows["statistic"] == stat]
+        if not len(d):
+            continue
+        label = fig._label(stat)
+        out.append(
+            doc.figure(
+                fig.agreement_heatmap(d, statistic=stat, order=rep.order),
+                f"agreement_{stat}",
+                f"{label} between the measures' rankings"
+                + (" (row: the reference ranking)" if stat == "tau_ap" else ""),
+            )
+        )
+        names = [m for m in rep.order if m in set(d["measure"]) | set(d["other"])]
+        mats = []
+        for world, w in d.groupby("world", sort=False):
+            mat = w.groupby(["measure", "other"])["value"].mean().unstack()
+            mat = mat.reindex(index=names, columns=names)
+            for m in names:
+                mat.loc[m, m] = 1.0
+            mat = mat.rename_axis("measure").reset_index()
+            mat.insert(0, "world", world)
+            mats.append(mat)
+        out.append(
+            doc.table(
+                pd.concat(mats, ignore_index=True),
+                f"agreement_{stat}",
+                f"{label} between the measures' rankings"
+                + (" (row: the reference ranking)" if stat == "tau_ap" else ""),
+                collapsed=i > 0,
+            )
+        )
+    return out
+
+
+def _informativeness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    s = rep.summary
+    d = s[(s["kind"] == "informativeness") & (s["statistic"] == "rms")]
+    n = s[(s["kind"] == "informativeness") & (s["statistic"] == "n_lists")]
     wide = d.pivot_table(index=["world", "measure"], columns="x", values="mean", sort=False)
-    wide.columns = [f"grade >= {c:g}" for c in wide.columns]
+    wide.columns = [f"RMS, grade >= {c:g}" for c in wide.columns]
+    lists = n.pivot_table(index=["world", "measure"], columns="x", values="mean", sort=False)
+    lists.columns = [f"lists, grade >= {c:g}" for c in lists.columns]
+    table = rep.sorted_rows(wide.join(lists).reset_index())
     bars = d.rename(columns={"x": "threshold", "mean": "rms"})
     return [
         doc.heading("Informativeness"),
         doc.text(
-            "RMS error between each list's actual precision-recall curve and the one "
-            "inferred by maximum entropy from the measure's value alone (lower = more "
-            "informative)."
+            "RMS error between each ranked list's actual precision-recall curve and the one "
+            "inferred by maximum entropy from the measure's value alone (Aslam, Yilmaz & "
+            "Pavlu 2005; Robertson, Kanoulas & Yilmaz 2010), at each relevance threshold: "
+            "the lower, the more the value says about the list. Measures without a "
+            "maximum-entropy expectation are left out."
         ),
-        doc.figure(fig.informativeness_bars(bars), "informativeness"),
-        doc.table(wide.reset_index(), "informativeness", "Mean RMS error by threshold"),
+        doc.figure(
+            fig.informativeness_bars(bars),
+            "informativeness",
+            "Mean RMS error of the inferred precision-recall curve (lower is better)",
+        ),
+        doc.table(
+            table,
+            "informativeness",
+            "Mean RMS error by threshold, and the number of lists it is averaged over",
+            decimals=3,
+        ),
     ]
 
 
-def _swap(rows, summary, tables, percent):
-    d = summary[summary["statistic"] == "min_difference"]
+def _swap(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    s = rep.summary
+    d = s[(s["kind"] == "swap") & (s["statistic"] == "min_difference")]
     wide = d.pivot_table(index=["world", "measure"], columns="x", values="mean", sort=False)
-    wide.columns = [f"c={int(c)}" for c in wide.columns]
+    wide.columns = [f"c = {int(c)}" for c in wide.columns]
+    table = rep.sorted_rows(wide.reset_index())
     return [
         doc.heading("Swap method"),
         doc.text(
-            "The smallest difference in mean score for which two topic sets of c "
-            "topics order a pair of systems the same way at least 95% of the time."
+            "The smallest difference in mean score for which two topic sets of c topics "
+            "order a pair of systems the same way at least 95% of the time (Voorhees & "
+            "Buckley 2002)."
         ),
-        doc.table(wide.reset_index(), "swap", "Minimum difference by topic-set size"),
+        doc.table(table, "swap", "Minimum difference by topic-set size"),
     ]
 
 
-def _collection(rows, summary, tables, percent):
-    d = summary[summary["statistic"] != ""]
-    shown = d.assign(
-        value=[
-            f"{m:.3g}" if lo == hi else f"{m:.3g} ({lo:.3g}-{hi:.3g})"
-            for m, lo, hi in zip(d["mean"], d["p025"], d["p975"])
-        ]
+def _collection(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    s = rep.summary
+    d = s[(s["kind"] == "collection") & (s["statistic"] != "")]
+    decimals = {
+        stat: 0 if np.allclose(v, np.round(v)) else (1 if np.nanmax(np.abs(v)) >= 10 else 3)
+        for stat, v in d.groupby("statistic", sort=False)["mean"]
+    }
+
+    def shown(stat, m, lo, hi):
+        k = decimals[stat]
+        return f"{m:.{k}f}" if lo == hi else f"{m:.{k}f} ({lo:.{k}f}-{hi:.{k}f})"
+
+    text = d.assign(
+        value=[shown(*row) for row in zip(d["statistic"], d["mean"], d["p025"], d["p975"])]
     )
-    wide = shown.pivot_table(
+    wide = text.pivot_table(
         index="statistic", columns="world", values="value", aggfunc="first", sort=False
     )
     wide.columns.name = None
+    panel = rows[rows["statistic"] != ""]
     return [
         doc.heading("The collections"),
         doc.text(
-            "What each collection looks like, measured the same way on real and "
-            "simulated ones (simulated: mean over replicates, with the 2.5-97.5 "
-            "percentile range)."
+            "What each collection looks like, measured the same way on real and simulated "
+            "ones (simulated: mean over replicates, with the 2.5-97.5 percentile range)."
+        ),
+        doc.figure(
+            fig.collection_panels(panel),
+            "collection",
+            "Each statistic on each collection (dot: mean; bar: range over replicates)",
         ),
         doc.table(wide.reset_index(), "collection", "Collection statistics"),
     ]
@@ -396,17 +662,63 @@ SECTIONS = {
 }
 
 
+def _top_heaviness(analytic: pd.DataFrame | None) -> list[doc.Block]:
+    """The curves the analytic top-heaviness checks saved (Sakai & Kando 2008, Fig. 1)."""
+    if analytic is None or analytic.empty or "kind" not in analytic:
+        return []
+    curves = analytic[analytic["kind"] == "curve"]
+    if curves.empty:
+        return []
+    frame = pd.DataFrame(
+        {
+            "measure": curves["measure"].to_numpy(),
+            "n_relevant": curves["n_relevant"].astype(int).to_numpy(),
+            "rank": curves["x"].astype(int).to_numpy(),
+            "value": curves["value"].to_numpy(),
+        }
+    ).drop_duplicates(["measure", "n_relevant", "rank"])
+    return [
+        doc.heading("Top-heaviness"),
+        doc.text(
+            "The value of each measure when the one relevant document of a list (of R "
+            "relevant documents in all) sits at rank 1, 2, ..., 20: how much a measure cares "
+            "where in the ranking a relevant document is. Computed on constructed lists by "
+            "the analytic claims."
+        ),
+        doc.figure(
+            fig.top_heaviness_curves(frame),
+            "top_heaviness",
+            "Value against the rank of the single relevant document",
+        ),
+    ]
+
+
 def _reproduce(directory: Path, data: dict) -> list[doc.Block]:
+    manifest = data["manifest"]
+    spec_path = manifest.get("spec_path")
+    shown_dir = _shown_path(directory)
+    if spec_path:
+        spec = _shown_path(Path(spec_path))
+        if Path(spec).is_absolute():  # not under the current folder: run it from its own
+            folder = Path(spec_path).parent
+            shown_dir = str(Path(directory).resolve())
+            command = f"cd {folder}\nmetaeval study run {Path(spec_path).name} --out {shown_dir}\n"
+        else:
+            command = f"metaeval study run {spec} --out {shown_dir}\n"
+        run = "# recompute (resumes: only what is missing is computed)\n" + command
+        where = f"`{spec}`"
+    else:
+        run = f"metaeval study run STUDY.toml --out {shown_dir}\n"
+        where = "the study file below (its paths are relative to where it was first run)"
     out = [
         doc.heading("Reproduce"),
         doc.text(
-            "Every number above comes from the saved results in this folder. To "
-            "recompute them (the data files named in the study are needed), then "
-            "redraw this report:"
+            "Every number above comes from the saved results in this folder "
+            "(`results/`, one parquet file per task; `metaeval.study.load_results` reads them "
+            f"as one table). To recompute them from {where} (the data files it names are "
+            "needed), then redraw this report:"
         ),
-        doc.code(
-            f"metaeval study run study.toml --out {directory}\nmetaeval report {directory}", "bash"
-        ),
+        doc.code(f"{run}# redraw this report from the saved results\nmetaeval report {shown_dir}"),
     ]
     if data["spec_text"]:
         out += [
@@ -414,6 +726,15 @@ def _reproduce(directory: Path, data: dict) -> list[doc.Block]:
             doc.code(data["spec_text"], "toml"),
         ]
     return out
+
+
+def _shown_path(path: Path) -> str:
+    """A path as the reader types it: relative to the current folder when under it."""
+    try:
+        rel = os.path.relpath(Path(path).resolve(), Path.cwd())
+    except ValueError:  # another drive
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
 
 
 def write_report(
@@ -443,6 +764,11 @@ def write_report(
     folder.mkdir(parents=True, exist_ok=True)
     title, blocks, frames = build(directory)
     written = {}
+    # a redrawn report replaces the figures and tables of the last one (names may change)
+    for sub, suffix in (("figures", ".png"), ("tables", ".csv")):
+        if (folder / sub).is_dir():
+            for old in (folder / sub).glob(f"*{suffix}"):
+                old.unlink()
     (folder / "tables").mkdir(exist_ok=True)
     for name, frame in frames.items():
         frame.to_csv(folder / "tables" / f"{name}.csv", index=False)

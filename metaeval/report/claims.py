@@ -12,10 +12,12 @@ A claim in a study file names what it says and how to check it::
 Check kinds (each is evaluated on every world, over its trials and replicates):
 
 ``order``
-    ``greater`` and ``than`` (a measure or a group) on ``statistic`` of ``criterion`` at
-    ``level`` (optionally ``against``: the reference of a robustness statistic, ``degrader``,
-    ``x``: e.g. a topic-set size). Each pair is compared trial by trial; ``mode = "mean"``
-    compares the groups' means instead of every pair.
+    ``greater`` and ``than`` (a measure or a group; or ``less`` and ``than``) on ``statistic``
+    of ``criterion`` at ``level`` (default ``"full"``; ``levels = [...]``: at every one of
+    them). Each pair is compared trial by trial; ``mode = "mean"`` compares the groups' means
+    instead of every pair; ``tolerance``: the difference must exceed it. ``like`` and
+    ``than`` with ``within = w``: the measures behave alike (their difference stays within
+    +-w; outside it entirely: does not hold).
 ``threshold``
     ``measures`` above ``above`` (or below ``below``).
 ``trend``
@@ -26,14 +28,37 @@ Check kinds (each is evaluated on every world, over its trials and replicates):
     computed on constructed lists while the study runs (see :mod:`metaeval.study.analytic`):
     the saved outcome is read here.
 
+What is compared can be narrowed or transformed, in every kind but ``analytic``:
+
+``against``
+    The other side of a pairwise statistic: the reference ranking of a robustness statistic
+    (``"full"``, ``"truth"``), or the other measure of an agreement; a list checks every one.
+``degrader``, ``x``
+    The degrader of ``level`` (needed when several have it); ``x``: the topic-set size of a
+    stability statistic, the relevance threshold of an informativeness one (a list: the
+    statistic averaged over them, e.g. the mean RMS error over two thresholds).
+``absolute``
+    Compare sizes: the absolute value of the statistic (a drift of -0.2 is larger than one
+    of +0.05).
+``per``
+    Divide by another statistic of the same cell (``false_alarms`` per ``n_significant``).
+``relative_to``
+    Divide by the same statistic at another level (``power`` at 10% relative to ``"full"``:
+    the share of its discriminative power a measure keeps).
+``change_from``
+    Subtract the same statistic of another criterion (tau with AP on a topic subset minus tau
+    with AP on all topics: how far the subset moves it).
+
 Verdicts: **holds** when the claimed direction is seen and the 95% interval (2.5-97.5
 percentiles over trials and replicates) excludes the opposite; **does not hold** when the
-opposite is seen with the same confidence; **inconclusive** otherwise. A claim about a group
-holds when every pair holds, does not hold when any pair does not hold.
+opposite is seen with the same confidence; **inconclusive** otherwise. A real collection under
+its full judgments has one value (nothing random to repeat): its verdict is that value's.
+A claim about a group holds when every pair holds, and does not hold when any pair does not.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -41,14 +66,34 @@ import pandas as pd
 
 HOLDS, FAILS, UNSURE = "holds", "does not hold", "inconclusive"
 COLUMNS = ["claim", "world", "verdict", "numbers", "text", "source"]
+FULL = "full"
+_KEYS = ["replicate", "trial"]
 
 
-def _interval(values: np.ndarray) -> tuple[float, float, float]:
+class _NoData(LookupError):
+    """What a check needs is not in the saved results (the message says what)."""
+
+
+# ------------------------------------------------------------------------------ numbers
+def _interval(values) -> tuple[float, float, float, int]:
     v = np.asarray(values, dtype=float)
     v = v[~np.isnan(v)]
     if v.size == 0:
-        return np.nan, np.nan, np.nan
-    return float(v.mean()), float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))
+        return np.nan, np.nan, np.nan, 0
+    return float(v.mean()), float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5)), v.size
+
+
+def _num(v: float, signed: bool = False) -> str:
+    if v is None or np.isnan(v):
+        return "nan"
+    return f"{v:+.3f}" if signed else f"{v:.3f}"
+
+
+def _spread(mean: float, lo: float, hi: float, n: int, signed: bool = True) -> str:
+    """``+0.178 [+0.067, +0.276], n = 30``, or ``+0.178 (one value)``."""
+    if n <= 1:
+        return f"{_num(mean, signed)} (one value)"
+    return f"{_num(mean, signed)} [{_num(lo, signed)}, {_num(hi, signed)}], n = {n}"
 
 
 def _judge_positive(lo: float, hi: float, tol: float = 0.0) -> str:
@@ -62,6 +107,18 @@ def _judge_positive(lo: float, hi: float, tol: float = 0.0) -> str:
     return UNSURE
 
 
+def _within(lo: float, hi: float, tol: float) -> str:
+    """Verdict for "the quantity is within +-tol": the whole interval inside holds, wholly
+    outside does not hold."""
+    if np.isnan(lo):
+        return UNSURE
+    if -tol <= lo and hi <= tol:
+        return HOLDS
+    if lo > tol or hi < -tol:
+        return FAILS
+    return UNSURE
+
+
 def _combine(verdicts: Sequence[str]) -> str:
     if not verdicts:
         return UNSURE
@@ -71,149 +128,297 @@ def _combine(verdicts: Sequence[str]) -> str:
 
 
 def _as_list(v) -> list:
-    return [v] if isinstance(v, str) else list(v or [])
+    if v is None:
+        return []
+    return [v] if isinstance(v, (str, int, float)) else list(v)
 
 
-def _select(results: pd.DataFrame, check: dict, world: str, level) -> pd.DataFrame:
-    d = results[
-        (results["world"] == world)
-        & (results["criterion"] == check["criterion"])
-        & (results["statistic"] == check["statistic"])
-    ]
-    if level is not None:
-        d = d[d["level"] == str(level)]
-        if str(level) != "full" and "degrader" in check:
-            d = d[d["degrader"] == check["degrader"]]
-    if "against" in check:
-        d = d[d["other"] == check["against"]]
-    if "x" in check:
-        d = d[np.isclose(d["x"].astype(float), float(check["x"]))]
-    return d
+# ------------------------------------------------------------------------------ values
+class _Data:
+    """The saved rows a claim reads: results, and the per-repeat stability table."""
 
+    def __init__(self, results: pd.DataFrame, details: dict | None = None):
+        self.results = results
+        self.details = details or {}
 
-def _series(d: pd.DataFrame, measure: str) -> pd.Series:
-    """One value per (replicate, trial) of one measure."""
-    m = d[d["measure"] == measure]
-    return m.groupby(["replicate", "trial"])["value"].mean()
+    def rows(self, check: dict, world: str, level: str, criterion: str, against) -> pd.DataFrame:
+        r = self.results
+        d = r[
+            (r["world"] == world)
+            & (r["criterion"] == criterion)
+            & (r["statistic"] == check["statistic"])
+        ]
+        return self._narrow(d, check, level, against)
 
+    def _narrow(self, d: pd.DataFrame, check: dict, level: str, against) -> pd.DataFrame:
+        d = d[d["level"].astype(str) == str(level)]
+        if str(level) != FULL:
+            if "degrader" in check:
+                d = d[d["degrader"] == check["degrader"]]
+            elif d["degrader"].nunique() > 1:
+                raise _NoData(
+                    f"several degraders have level {level} "
+                    f"({', '.join(sorted(d['degrader'].unique()))}): name one with degrader"
+                )
+        if against is not None and "other" in d.columns:
+            d = d[d["other"] == against]
+        if "x" in check and "x" in d.columns:
+            xs = np.asarray([float(x) for x in _as_list(check["x"])])
+            d = d[np.isclose(d["x"].astype(float).to_numpy()[:, None], xs).any(axis=1)]
+        return d
 
-def _order(results, check, world) -> tuple[str, str]:
-    d = _select(results, check, world, check.get("level", "full"))
-    # "less = A, than = B" is "greater = B, than = A" (lower is better, e.g. an RMS error)
-    if "less" in check:
-        greater, than = _as_list(check["than"]), _as_list(check["less"])
-    else:
-        greater, than = _as_list(check["greater"]), _as_list(check["than"])
-    tol = float(check.get("tolerance", 0.0))
-    if check.get("mode", "each") == "mean":
-        a = pd.concat([_series(d, m) for m in greater], axis=1).mean(axis=1)
-        b = pd.concat([_series(d, m) for m in than], axis=1).mean(axis=1)
-        pairs = [(" + ".join(greater), " + ".join(than), a, b)]
-    else:
-        pairs = [(g, t, _series(d, g), _series(d, t)) for g in greater for t in than]
-    verdicts, shown = [], []
-    for g, t, a, b in pairs:
-        diff = (a - b).dropna()
-        mean, lo, hi = _interval(diff.to_numpy())
-        verdict = _judge_positive(lo, hi, tol)
-        verdicts.append(verdict)
-        shown.append(
-            (
-                lo,
-                f"{g} {_num(a.mean())} vs {t} {_num(b.mean())}: difference "
-                f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}] (n = {len(diff)})",
+    def series(
+        self,
+        check: dict,
+        world: str,
+        measure: str,
+        level: str,
+        against=None,
+        criterion: str | None = None,
+        statistic: str | None = None,
+    ) -> pd.Series:
+        """One value per (replicate, trial) of one measure (averaged over the listed ``x``)."""
+        criterion = criterion or check["criterion"]
+        check = {**check, "statistic": statistic or check["statistic"]}
+        d = self.rows(check, world, level, criterion, against)
+        return d[d["measure"] == measure].groupby(_KEYS)["value"].mean()
+
+    def values(self, check: dict, world: str, measure: str, level: str, against) -> pd.Series:
+        """The compared quantity of one measure, with ``per``, ``relative_to`` and
+        ``change_from`` applied."""
+        v = self.series(check, world, measure, level, against)
+        if v.empty:
+            raise _NoData(
+                f"no saved {check['statistic']} of {measure} at level {level}"
+                + (f" against {against}" if against is not None else "")
             )
-        )
-    if not shown:
-        return UNSURE, "no saved values"
-    verdict = _combine(verdicts)
-    held = verdicts.count(HOLDS)
-    worst = min(shown)[1] if len(shown) > 1 else shown[0][1]
-    prefix = f"{held}/{len(verdicts)} pairs hold; closest: " if len(shown) > 1 else ""
-    return verdict, prefix + worst
+        if "per" in check:
+            v = v / self.series(check, world, measure, level, against, statistic=check["per"])
+        if "relative_to" in check:
+            base = self.series(check, world, measure, check["relative_to"], against)
+            if "per" in check:
+                base = base / self.series(
+                    check, world, measure, check["relative_to"], against, statistic=check["per"]
+                )
+            v = v / _broadcast(base, v)
+        if "change_from" in check:
+            base = self.series(
+                check, world, measure, level, against, criterion=check["change_from"]
+            )
+            v = v - _broadcast(base, v)
+        if check.get("absolute"):
+            v = v.abs()
+        return v.replace([np.inf, -np.inf], np.nan).dropna()
 
 
-def _threshold(results, check, world) -> tuple[str, str]:
-    d = _select(results, check, world, check.get("level", "full"))
-    verdicts, shown = [], []
-    for m in _as_list(check["measures"]):
-        mean, lo, hi = _interval(_series(d, m).to_numpy())
-        if "above" in check:
-            t = float(check["above"])
-            v = _judge_positive(lo - t, hi - t)
+def _broadcast(base: pd.Series, like: pd.Series) -> np.ndarray:
+    """``base`` aligned with ``like``: by the same keys when they match, else (the full
+    judgments: one value per replicate) by replicate."""
+    if base.index.equals(like.index) or (
+        base.index.nlevels == like.index.nlevels and like.index.isin(base.index).all()
+    ):
+        return base.reindex(like.index).to_numpy()
+    per_replicate = base.groupby(level="replicate").mean()
+    return per_replicate.reindex(like.index.get_level_values("replicate")).to_numpy()
+
+
+def _contexts(check: dict) -> list[tuple[str, object]]:
+    """(level, against) pairs the claim must hold at."""
+    levels = [str(lv) for lv in _as_list(check.get("levels"))] or [str(check.get("level", FULL))]
+    against = _as_list(check.get("against")) or [None]
+    return list(itertools.product(levels, against))
+
+
+def _where(level: str, against, many_levels: bool, many_against: bool) -> str:
+    parts = []
+    if many_levels:
+        parts.append("full judgments" if level == FULL else f"level {level}")
+    if many_against and against is not None:
+        parts.append(f"against {against}")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+# ------------------------------------------------------------------------------ checks
+def _order(data: _Data, check: dict, world: str) -> tuple[str, str]:
+    # "less = A, than = B" is "greater = B, than = A" (lower is better, e.g. an RMS error);
+    # "like = A, than = B, within = w": A and B no more than w apart
+    if "less" in check:
+        greater, than, word = _as_list(check["than"]), _as_list(check["less"]), "below"
+    elif "like" in check:
+        greater, than, word = _as_list(check["like"]), _as_list(check["than"]), "like"
+    else:
+        greater, than, word = _as_list(check["greater"]), _as_list(check["than"]), "above"
+    tol = float(check.get("tolerance", 0.0))
+    within = float(check.get("within", 0.0))
+    contexts = _contexts(check)
+    many_l = len({lv for lv, _ in contexts}) > 1
+    many_a = len({a for _, a in contexts}) > 1
+    outcomes = []  # (verdict, lo, text)
+    for level, against in contexts:
+        where = _where(level, against, many_l, many_a)
+
+        def val(m, level=level, against=against):
+            return data.values(check, world, m, level, against)
+
+        # a measure is not compared with itself, nor against itself as the reference
+        g_side = [m for m in greater if m != against]
+        t_side = [m for m in than if m != against]
+        if check.get("mode", "each") == "mean":
+            a = pd.concat([val(m) for m in g_side], axis=1).mean(axis=1)
+            b = pd.concat([val(m) for m in t_side], axis=1).mean(axis=1)
+            pairs = [(" + ".join(g_side), " + ".join(t_side), a, b)]
         else:
-            t = float(check["below"])
-            v = _judge_positive(t - hi, t - lo)
-        verdicts.append(v)
-        shown.append(f"{m} {_num(mean)} [{_num(lo)}, {_num(hi)}]")
-    side = f"above {check['above']}" if "above" in check else f"below {check['below']}"
-    return _combine(verdicts), f"{'; '.join(shown)} ({side})"
+            pairs = [(g, t, val(g), val(t)) for g in g_side for t in t_side if g != t]
+        for g, t, a, b in pairs:
+            diff = (a - b).dropna()
+            mean, lo, hi, n = _interval(diff.to_numpy())
+            if word == "like":
+                verdict = _within(lo, hi, within)
+                text = (
+                    f"{g} {_num(a.mean())} vs {t} {_num(b.mean())}{where}: difference "
+                    + _spread(mean, lo, hi, n)
+                    + f", claimed within {within:g}"
+                )
+                outcomes.append((verdict, within - max(abs(lo), abs(hi)), text))
+                continue
+            verdict = _judge_positive(lo, hi, tol)
+            # say it in the claim's words: "A above B" ("B below A" for a less-than claim)
+            first, second, x, y, sign = (
+                (g, t, a.mean(), b.mean(), 1) if word == "above" else (t, g, b.mean(), a.mean(), -1)
+            )
+            text = f"{first} {_num(x)} vs {second} {_num(y)}{where}: difference " + _spread(
+                sign * mean, *sorted((sign * lo, sign * hi)), n
+            )
+            outcomes.append((verdict, lo, text))
+    if not outcomes:
+        return UNSURE, "no saved values"
+    return _combine([o[0] for o in outcomes]), _summarise(outcomes, "pairs")
 
 
-def _trend(results, check, world) -> tuple[str, str]:
+def _summarise(outcomes: list[tuple[str, float, str]], what: str) -> str:
+    """One outcome as is; several: how many hold, and the ones that do not (worst first)."""
+    if len(outcomes) == 1:
+        return outcomes[0][2]
+    held = sum(1 for v, _, _ in outcomes if v == HOLDS)
+    out = [f"{held} of {len(outcomes)} {what} hold"]
+    for verdict, label in ((FAILS, "does not hold for"), (UNSURE, "inconclusive for")):
+        these = sorted((o for o in outcomes if o[0] == verdict), key=lambda o: o[1])
+        if these:
+            shown = "; ".join(o[2] for o in these[:3])
+            more = f"; and {len(these) - 3} more" if len(these) > 3 else ""
+            out.append(f"{label}: {shown}{more}")
+    if held == len(outcomes):
+        worst = min(outcomes, key=lambda o: o[1])
+        out.append(f"closest: {worst[2]}")
+    return ". ".join(out)
+
+
+def _threshold(data: _Data, check: dict, world: str) -> tuple[str, str]:
+    contexts = _contexts(check)
+    many_l = len({lv for lv, _ in contexts}) > 1
+    many_a = len({a for _, a in contexts}) > 1
+    above = "above" in check
+    t = float(check["above"] if above else check["below"])
+    outcomes = []
+    for level, against in contexts:
+        where = _where(level, against, many_l, many_a)
+        for m in _as_list(check["measures"]):
+            mean, lo, hi, n = _interval(data.values(check, world, m, level, against).to_numpy())
+            v = _judge_positive(lo - t, hi - t) if above else _judge_positive(t - hi, t - lo)
+            side = "above" if above else "below"
+            text = f"{m}{where} {_spread(mean, lo, hi, n, signed=False)}, claimed {side} {t:g}"
+            outcomes.append((v, (lo - t) if above else (t - hi), text))
+    return _combine([o[0] for o in outcomes]), _summarise(outcomes, "measures")
+
+
+def _trend(data: _Data, check: dict, world: str) -> tuple[str, str]:
     tol = float(check.get("tolerance", 0.0))
     direction = check.get("direction", "falls")
-    to = _select(results, check, world, check["to"])
-    start = _select(results, check, world, check["from"]) if "from" in check else None
-    verdicts, shown = [], []
-    for m in _as_list(check["measures"]):
-        end = _series(to, m)
-        if start is not None:
-            first = _series(start, m)
-            # the full judgments have one value per replicate: pair them with every trial
-            base = first.groupby(level="replicate").mean()
-            change = end - base.reindex(end.index.get_level_values("replicate")).to_numpy()
-        else:
-            change = end
-        mean, lo, hi = _interval(change.to_numpy())
-        if direction == "falls":
-            v = _judge_positive(-hi - tol, -lo - tol)
-        elif direction == "rises":
-            v = _judge_positive(lo - tol, hi - tol)
-        else:  # flat: the whole interval within +-tol holds; entirely outside does not
-            if np.isnan(lo):
-                v = UNSURE
-            elif -tol <= lo and hi <= tol:
-                v = HOLDS
-            elif lo > tol or hi < -tol:
-                v = FAILS
+    outcomes = []
+    for against in _as_list(check.get("against")) or [None]:
+        for m in _as_list(check["measures"]):
+            end = data.values(check, world, m, str(check["to"]), against)
+            if "from" in check:
+                start = data.values(check, world, m, str(check["from"]), against)
+                change = end - _broadcast(start, end)
             else:
-                v = UNSURE
-        verdicts.append(v)
-        shown.append(f"{m} {mean:+.3f} [{lo:+.3f}, {hi:+.3f}]")
-    return _combine(verdicts), f"change: {'; '.join(shown)} ({direction}, tolerance {tol:g})"
+                change = end
+            mean, lo, hi, n = _interval(change.to_numpy())
+            if direction == "falls":
+                v = _judge_positive(-hi - tol, -lo - tol)
+                margin = -hi - tol
+            elif direction == "rises":
+                v = _judge_positive(lo - tol, hi - tol)
+                margin = lo - tol
+            else:  # flat: the whole interval within +-tol holds; entirely outside does not
+                margin = tol - max(abs(lo), abs(hi))
+                v = _within(lo, hi, tol)
+            moved = "falls" if mean < 0 else "rises"
+            text = f"{m} {moved} by {_spread(abs(mean), *sorted((abs(lo), abs(hi))), n, False)}"
+            if n > 1 and lo < 0 < hi:
+                text = f"{m} changes by {_spread(mean, lo, hi, n)}"
+            outcomes.append((v, margin, text))
+    claimed = {
+        "falls": f"claimed to fall by more than {tol:g}",
+        "rises": f"claimed to rise by more than {tol:g}",
+        "flat": f"claimed to stay within {tol:g}",
+    }[direction]
+    return _combine([o[0] for o in outcomes]), f"{_summarise(outcomes, 'measures')} ({claimed})"
 
 
 def _analytic(table: pd.DataFrame | None, claim_id: str) -> tuple[str, str]:
     if table is None or table.empty:
         return UNSURE, "not computed yet"
     rows = table[table["claim"] == claim_id]
+    if "kind" in rows:  # curves saved for figures are not checks
+        rows = rows[rows["kind"].fillna("check") != "curve"]
     if rows.empty:
         return UNSURE, "not computed yet"
     ok = rows["passed"].astype(bool)
     shown = "; ".join(
-        f"{r.check}: {_num(r.value)} (expected {r.expected})" for r in rows.itertuples(index=False)
+        f"{r.check}: {_exact(r.value)} (expected {_expected(r.expected)})"
+        for r in rows.itertuples(index=False)
     )
     return (HOLDS if ok.all() else FAILS), shown
 
 
-def _num(v: float) -> str:
-    return "nan" if v is None or np.isnan(v) else f"{v:.3f}"
+def _exact(v: float) -> str:
+    """An analytic value: 4 significant digits (0 when it is exactly 0)."""
+    return "0" if v == 0 else f"{v:.4g}"
+
+
+def _expected(e) -> str:
+    try:
+        return _exact(float(e))
+    except (TypeError, ValueError):
+        return str(e)
 
 
 CHECKS = {"order": _order, "threshold": _threshold, "trend": _trend}
 
 
 def verdicts(
-    claims: Sequence[dict], results: pd.DataFrame, analytic: pd.DataFrame | None = None
+    claims: Sequence[dict],
+    results: pd.DataFrame,
+    analytic: pd.DataFrame | None = None,
+    details: dict[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """One row per claim and world: ``claim, world, verdict, numbers, text, source``.
 
-    ``claims`` are the study file's ``[[claims]]`` tables; ``results`` its saved results;
-    ``analytic`` the saved outcomes of analytic checks (the ``claims`` table).
+    Parameters
+    ----------
+    claims : sequence of dict
+        The study file's ``[[claims]]`` tables (as its ``claims.json`` saves them).
+    results : DataFrame
+        The study's saved ``results`` table.
+    analytic : DataFrame, optional
+        The saved outcomes of the analytic checks (the ``claims`` table).
+    details : dict of DataFrame, optional
+        Detail tables by name (not needed by the built-in checks).
     """
     rows = []
     worlds = list(dict.fromkeys(results["world"])) if len(results) else []
+    data = _Data(results, details)
     for claim in claims:
         check = claim.get("check", {})
         kind = check.get("kind")
@@ -233,7 +438,10 @@ def verdicts(
             elif len(results) == 0:
                 verdict, numbers = UNSURE, "no saved results"
             else:
-                verdict, numbers = CHECKS[kind](results, check, world)
+                try:
+                    verdict, numbers = CHECKS[kind](data, check, world)
+                except _NoData as err:
+                    verdict, numbers = UNSURE, f"not computed: {err}"
             rows.append({**base, "world": world, "verdict": verdict, "numbers": numbers})
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -29,6 +29,8 @@ class Block:
     figure: object | None = None
     name: str = ""
     png: bytes = field(default=b"", repr=False)
+    decimals: int | None = None
+    collapsed: bool = False
 
 
 def heading(text: str, level: int = 2) -> Block:
@@ -43,13 +45,29 @@ def banner(body: str) -> Block:
     return Block("banner", body)
 
 
-def table(frame: pd.DataFrame, name: str, caption: str = "") -> Block:
-    return Block("table", caption, frame=frame, name=name)
+def table(
+    frame: pd.DataFrame,
+    name: str,
+    caption: str = "",
+    *,
+    decimals: int | None = None,
+    collapsed: bool = False,
+) -> Block:
+    """A table, saved as ``tables/<name>.csv`` too. ``decimals``: the number format of its
+    floats (default: :func:`decimals_for`); ``collapsed``: shown folded (a long table whose
+    gist is elsewhere)."""
+    return Block("table", caption, frame=frame, name=name, decimals=decimals, collapsed=collapsed)
+
+
+#: Resolution of the PNG figures: sharp on screen, small enough to commit.
+DPI = 96
 
 
 def figure(fig, name: str, caption: str = "") -> Block:
+    """A matplotlib figure, rendered once to PNG (written beside ``index.md``, embedded in the
+    HTML)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80)
+    fig.savefig(buf, format="png", dpi=DPI)
     return Block("figure", caption, figure=fig, name=name, png=buf.getvalue())
 
 
@@ -58,29 +76,75 @@ def code(body: str, language: str = "") -> Block:
 
 
 # ------------------------------------------------------------------------------ formatting
-def format_value(v) -> str:
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
+        v, (bool, np.bool_)
+    )
+
+
+def decimals_for(frame: pd.DataFrame) -> int:
+    """The one number of decimals a table's fractional numbers are printed with.
+
+    Every float cell of a table is printed the same way, so that ``1`` never stands beside
+    ``0.983``: no decimals when every float is a whole number, one decimal when the largest
+    is 100 or more (counts averaged over trials), three otherwise. Integer columns print as
+    integers.
+    """
+    values = [
+        float(v)
+        for col in frame.columns
+        if not pd.api.types.is_integer_dtype(frame[col])
+        for v in frame[col]
+        if _is_number(v) and not np.isnan(v)
+    ]
+    if not values:
+        return 3
+    if all(v.is_integer() for v in values):
+        return 0
+    return 1 if max(abs(v) for v in values) >= 100 else 3
+
+
+def format_value(v, decimals: int = 3) -> str:
+    """One cell: integers as integers, floats with ``decimals`` decimals, NaN as empty."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
     if isinstance(v, (float, np.floating)):
         if np.isnan(v):
             return ""
-        if float(v).is_integer() and abs(v) < 1e6:
-            return str(int(v))
-        return f"{v:.4g}" if abs(v) < 1e-3 else f"{v:.3f}"
+        return f"{float(v):.{decimals}f}"
     return str(v)
 
 
-def markdown_table(frame: pd.DataFrame) -> str:
-    """A pipe table; cells escaped so that a '|' in a measure name cannot break it."""
-    cols = [str(c) for c in frame.columns]
+def _formatter(frame: pd.DataFrame, decimals: int | None):
+    decimals = decimals_for(frame) if decimals is None else decimals
+    integer = {i for i, c in enumerate(frame.columns) if pd.api.types.is_integer_dtype(frame[c])}
 
-    def cell(v):
-        return format_value(v).replace("|", "\\|").replace("\n", " ")
+    def fmt(i: int, v) -> str:
+        if i in integer and _is_number(v):
+            return str(int(v))
+        return format_value(v, decimals)
+
+    return fmt
+
+
+def markdown_table(frame: pd.DataFrame, decimals: int | None = None) -> str:
+    """A pipe table (one number format for the whole table, see :func:`decimals_for`); cells
+    escaped so that a '|' in a measure name cannot break it."""
+    cols = [str(c) for c in frame.columns]
+    fmt = _formatter(frame, decimals)
+
+    def cell(i, v):
+        return fmt(i, v).replace("|", "\\|").replace("\n", " ")
 
     lines = [
         "| " + " | ".join(c.replace("|", "\\|") for c in cols) + " |",
         "|" + "|".join("---" for _ in cols) + "|",
     ]
     lines += [
-        "| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)
+        "| " + " | ".join(cell(i, v) for i, v in enumerate(row)) + " |"
+        for row in frame.itertuples(index=False)
     ]
     return "\n".join(lines)
 
@@ -88,21 +152,25 @@ def markdown_table(frame: pd.DataFrame) -> str:
 VERDICTS = ("holds", "does not hold", "inconclusive")
 
 
-def _html_cell(v) -> str:
-    text = html.escape(format_value(v))
+def _html_cell(v, text: str) -> str:
+    text = html.escape(text)
     if text in VERDICTS:
         return f'<td><span class="{text.replace(" ", "-")}">{text}</span></td>'
-    number = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-    return f'<td class="num">{text}</td>' if number else f"<td>{text}</td>"
+    return f'<td class="num">{text}</td>' if _is_number(v) else f"<td>{text}</td>"
 
 
-def html_table(frame: pd.DataFrame) -> str:
+def html_table(frame: pd.DataFrame, decimals: int | None = None) -> str:
+    """An HTML table in a horizontally scrolling box (one number format, as Markdown)."""
+    fmt = _formatter(frame, decimals)
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = "".join(
-        "<tr>" + "".join(_html_cell(v) for v in row) + "</tr>"
+        "<tr>" + "".join(_html_cell(v, fmt(i, v)) for i, v in enumerate(row)) + "</tr>"
         for row in frame.itertuples(index=False)
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return (
+        f'<div class="table"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
 
 
 def _slug(text: str) -> str:
@@ -124,9 +192,22 @@ def write_markdown(blocks: list[Block], folder: Path, title: str) -> Path:
             out += [f"> **{b.text}**", ""]
         elif b.kind == "table":
             b.frame.to_csv(folder / "tables" / f"{b.name}.csv", index=False)
-            if b.text:
-                out += [f"*{b.text}* ([csv](tables/{b.name}.csv))", ""]
-            out += [markdown_table(b.frame), ""]
+            caption = f"*{b.text}* ([csv](tables/{b.name}.csv))" if b.text else ""
+            if b.collapsed:
+                out += [
+                    "<details><summary>" + html.escape(b.text or b.name) + "</summary>",
+                    "",
+                    markdown_table(b.frame, b.decimals),
+                    "",
+                    f"([csv](tables/{b.name}.csv))",
+                    "</details>",
+                    "",
+                ]
+            else:
+                out += ([caption, ""] if caption else []) + [
+                    markdown_table(b.frame, b.decimals),
+                    "",
+                ]
         elif b.kind == "figure":
             (folder / "figures" / f"{b.name}.png").write_bytes(b.png)
             out += [f"![{b.text or b.name}](figures/{b.name}.png)", ""]
@@ -143,10 +224,14 @@ _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;
 margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 h1{border-bottom:2px solid #444}h2{border-bottom:1px solid #ccc;margin-top:2em}
-table{border-collapse:collapse;margin:.5em 0 1.2em;font-size:.85em}
+div.table{overflow-x:auto;margin:.3em 0 1.2em}
+table{border-collapse:collapse;font-size:.85em}
+p.caption{font-style:italic;margin-bottom:.2em}
+details{margin:.5em 0 1.2em}summary{cursor:pointer;font-style:italic;color:#444}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
 th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
-img{max-width:100%;height:auto}figure{margin:1em 0}figcaption{font-size:.85em;color:#555}
+img{max-width:100%;height:auto}figure{margin:1em 0 1.5em}
+figcaption{font-size:.9em;color:#444;margin-top:.3em}
 .banner{background:#fff3cd;border:1px solid #e0c060;padding:.6em 1em;font-weight:bold}
 pre{background:#f6f6f6;padding:.8em;overflow-x:auto;font-size:.85em}
 .holds{color:#1a7f37;font-weight:bold}.does-not-hold{color:#cf222e;font-weight:bold}
@@ -165,8 +250,15 @@ def write_html(blocks: list[Block], path: Path, title: str) -> Path:
         elif b.kind == "banner":
             parts.append(f'<p class="banner">{html.escape(b.text)}</p>')
         elif b.kind == "table":
-            cap = f"<p><em>{html.escape(b.text)}</em></p>" if b.text else ""
-            parts.append(cap + html_table(b.frame))
+            if b.collapsed:
+                parts.append(
+                    f"<details><summary>{html.escape(b.text or b.name)}</summary>"
+                    + html_table(b.frame, b.decimals)
+                    + "</details>"
+                )
+            else:
+                cap = f'<p class="caption">{html.escape(b.text)}</p>' if b.text else ""
+                parts.append(cap + html_table(b.frame, b.decimals))
         elif b.kind == "figure":
             data = base64.b64encode(b.png).decode("ascii")
             cap = f"<figcaption>{html.escape(b.text)}</figcaption>" if b.text else ""
@@ -187,10 +279,12 @@ def write_html(blocks: list[Block], path: Path, title: str) -> Path:
 
 
 def _inline(body: str) -> str:
-    """Escape, then render the little Markdown the report's own text uses: `code`, **bold**."""
+    """Escape, then render the little Markdown the report's own text uses: `code`, **bold**,
+    *italics*."""
     s = html.escape(body)
     s = re.sub(r"`([^`]+)`", r"<code>\1</code>", s)
     s = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", s)
+    s = re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"<em>\1</em>", s)
     return s
 
 

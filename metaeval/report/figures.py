@@ -7,11 +7,15 @@ touches pyplot's global state, so they work under any backend and in parallel; s
 
 Conventions shared by the figures:
 
-* one colour per *base* measure; a condensed-list variant (``AP'``) takes its base measure's
-  colour (``AP``) and a dashed line, so the pair reads as one family;
+* one colour and one marker per *base* measure; a condensed-list variant (``AP'``) takes its
+  base measure's colour and marker (``AP``) and a dashed line, so the pair reads as one family;
+* measures are drawn, listed and coloured in the order they first appear in the frame (a
+  study's results come in the order of its study file);
 * bands show the spread over trials and replicates: the 2.5 and 97.5 percentiles;
-* levels are drawn on a numeric axis when they are numbers (rates, depths), with the full
-  judgments at 100 for percentage degraders.
+* levels are drawn on a numeric axis when they are percentages of the judgments kept (the full
+  judgments at 100), as categories otherwise (the full judgments first);
+* sizes are chosen so that a figure is shown at its own size on a page 1100 pixels wide:
+  labels stay readable, and the legend sits under the panels.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ import pandas as pd
 from metaeval._summary import interval_summary
 
 FULL = "full"
+#: The widest a figure gets (inches; 96 dpi: about a report page's width).
+MAX_WIDTH = 11.4
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
 
 _PRIME = re.compile(r"^([A-Za-z_][\w.]*)'")
 
@@ -50,17 +57,39 @@ def measure_palette(measures: Sequence[str]) -> dict[str, tuple]:
     return {m: by_base[base_measure(m)] for m in measures}
 
 
-def _figure(n_panels: int, *, width: float = 4.6, height: float = 3.5):
+def measure_markers(measures: Sequence[str]) -> dict[str, str]:
+    """Marker of every measure: one per base measure (so that lines of close colours still
+    differ), shared with its condensed variant."""
+    bases = list(dict.fromkeys(base_measure(m) for m in measures))
+    by_base = {b: MARKERS[i % len(MARKERS)] for i, b in enumerate(bases)}
+    return {m: by_base[base_measure(m)] for m in measures}
+
+
+def _figure(
+    n_panels: int, *, width: float = 3.7, height: float = 3.0, cols: int | None = None, legend=0
+):
+    """A grid of panels, at most :data:`MAX_WIDTH` wide; ``legend`` rows of legend below."""
     from matplotlib.figure import Figure
 
     n_panels = max(n_panels, 1)
-    cols = min(n_panels, 3)
+    cols = cols or max(1, min(n_panels, int(MAX_WIDTH // width)))
     rows = int(np.ceil(n_panels / cols))
-    fig = Figure(figsize=(width * cols, height * rows), layout="constrained")
+    width = min(width, MAX_WIDTH / cols)
+    fig = Figure(
+        figsize=(width * cols, height * rows + 0.22 * legend),
+        layout="constrained",
+    )
     axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False).ravel())
     for ax in axes[n_panels:]:
         ax.set_visible(False)
     return fig, axes[:n_panels]
+
+
+def _legend_rows(labels: Sequence[str], width: float = MAX_WIDTH) -> tuple[int, int]:
+    """(columns, rows) of a legend under the panels that fits in ``width`` inches."""
+    longest = max((len(s) for s in labels), default=1)
+    cols = max(1, min(len(labels), int(width / (0.08 * longest + 0.6))))
+    return cols, int(np.ceil(len(labels) / cols))
 
 
 def level_axis(levels: pd.Series, percent: bool) -> tuple[pd.Series, list[str] | None]:
@@ -88,33 +117,59 @@ def _bands(data: pd.DataFrame, x: str, y: str, by: str) -> pd.DataFrame:
 
 
 def _lines(
-    ax, data: pd.DataFrame, *, x: str, y: str, palette: dict, band: bool = True, marker: str = "o"
+    ax,
+    data: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    palette: dict,
+    band: bool = True,
+    marker: bool = True,
+    drawstyle: str = "default",
 ) -> None:
     """One line per measure (mean over the other rows at each x), with a percentile band."""
     summary = _bands(data, x, y, "measure")
+    markers = measure_markers(list(palette))
     for m in palette:
         d = summary[summary["measure"] == m]
         if d.empty:
             continue
-        style = "--" if is_condensed(m) else "-"
         ax.plot(
             d[x],
             d["mean"],
-            style,
+            linestyle="--" if is_condensed(m) else "-",
             color=palette[m],
-            marker=marker,
-            markersize=3.5,
+            marker=markers[m] if marker else None,
+            markersize=4.5,
+            markerfacecolor="white" if is_condensed(m) else palette[m],
             label=m,
-            linewidth=1.4,
+            linewidth=1.5,
+            drawstyle=drawstyle,
         )
         if band and (d["hi"] > d["lo"]).any():
-            ax.fill_between(d[x], d["lo"], d["hi"], color=palette[m], alpha=0.15, linewidth=0)
+            ax.fill_between(d[x], d["lo"], d["hi"], color=palette[m], alpha=0.1, linewidth=0)
 
 
-def _finish(fig, axes, legend_title: str = "measure") -> None:
-    handles, labels = axes[0].get_legend_handles_labels()
-    if handles:
-        fig.legend(handles, labels, title=legend_title, loc="outside right upper", fontsize="small")
+def _finish(fig, axes, title: str = "measure") -> None:
+    """One legend for the figure, under the panels, from the first panel that has lines."""
+    for ax in axes:
+        handles, labels = ax.get_legend_handles_labels()
+        if handles:
+            cols, _ = _legend_rows(labels, fig.get_figwidth())
+            fig.legend(
+                handles,
+                labels,
+                title=title,
+                loc="outside lower center",
+                ncols=cols,
+                fontsize="small",
+                frameon=False,
+            )
+            return
+
+
+def _legend_height(measures: Sequence[str], width: float) -> int:
+    return _legend_rows(list(measures), width)[1] + 1
 
 
 def robustness_curves(
@@ -129,20 +184,26 @@ def robustness_curves(
     over trials (and replicates). The full judgments are drawn at 100 for percentage levels."""
     d = results[(results["statistic"] == statistic) & (results["other"] == against)]
     return _per_level(
-        d, ylabel=f"{_label(statistic)} with the {against} ranking", reference=1.0, percent=percent
+        d,
+        ylabel=f"{_label(statistic)} with the {against} ranking",
+        reference=1.0 if against == "full" else None,
+        percent=percent,
     )
 
 
 def power_curves(results: pd.DataFrame, *, percent: Sequence[str] = ()) -> object:
-    """Discriminative power against the level of damage, one line per measure."""
+    """Discriminative power against the level of damage, one line per measure; with one level
+    only (the full judgments), one dot per measure with its interval."""
     d = results[results["statistic"] == "power"]
+    if d["level"].nunique() <= 1:
+        return measure_dots(d, xlabel="discriminative power (share of significant pairs)")
     return _per_level(d, ylabel="discriminative power", percent=percent)
 
 
 def drift_curves(results: pd.DataFrame, *, percent: Sequence[str] = ()) -> object:
     """Mean drift (mean over systems of the reduced minus the full value) against the level."""
     d = results[results["statistic"] == "mean_drift"]
-    return _per_level(d, ylabel="mean drift of the values", reference=0.0, percent=percent)
+    return _per_level(d, ylabel="mean drift (reduced - full)", reference=0.0, percent=percent)
 
 
 def _per_level(
@@ -154,86 +215,174 @@ def _per_level(
     panels = list(dict.fromkeys(zip(d["world"], d["degrader"]))) if len(d) else []
     # the full-judgment rows (degrader "") join every degrader's panel of their world
     panels = [(w, g) for w, g in panels if g != ""] or panels
-    fig, axes = _figure(len(panels))
-    palette = measure_palette(list(dict.fromkeys(d["measure"])))
+    measures = list(dict.fromkeys(d["measure"]))
+    fig, axes = _figure(len(panels), legend=_legend_height(measures, MAX_WIDTH))
+    palette = measure_palette(measures)
     for ax, (world, degrader) in zip(axes, panels):
         sub = d[(d["world"] == world) & d["degrader"].isin([degrader, ""])].copy()
-        sub["x"], ticks = level_axis(sub["level"], degrader in percent)
+        sub["x"], ticks = level_axis(sub["level"].astype(str), degrader in percent)
         _lines(ax, sub, x="x", y="value", palette=palette)
         if ticks is None:
             ax.invert_xaxis()  # from the full judgments (100%) down
             ax.set_xlabel("judgments kept (%)")
         else:
             ax.set_xticks(range(len(ticks)), ticks)
-            ax.set_xlabel("level")
+            ax.set_xlabel(f"level ({degrader})" if degrader else "level")
         if reference is not None:
-            ax.axhline(reference, color="grey", linewidth=0.6, linestyle=":")
+            ax.axhline(reference, color="grey", linewidth=0.7, linestyle=":")
         ax.set_title(f"{world} / {degrader or 'full judgments'}", fontsize="medium")
         ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.25)
     _finish(fig, axes)
     return fig
 
 
-def asl_curves(asl: pd.DataFrame, *, alpha: float | None = 0.05) -> object:
+def measure_dots(d: pd.DataFrame, *, xlabel: str, value: str = "value") -> object:
+    """One value per measure and world (its mean, with the 2.5-97.5 percentile interval when
+    there are several): a dot chart, measures top to bottom in their order, one panel per
+    world (the panels share the measure axis)."""
+    measures = list(dict.fromkeys(d["measure"]))
+    worlds = list(dict.fromkeys(d["world"]))
+    height = max(2.2, 0.28 * len(measures) + 1.0)
+    longest = max((len(m) for m in measures), default=4)
+    width = 2.6 + 0.07 * longest
+    fig, axes = _figure(len(worlds), width=width, height=height)
+    palette = measure_palette(measures)
+    for ax, world in zip(axes, worlds):
+        s = _bands(d[d["world"] == world], "world", value, "measure")
+        s = s.set_index("measure").reindex(measures)
+        y = np.arange(len(measures))
+        for i, m in enumerate(measures):
+            if np.isnan(s.loc[m, "mean"]):
+                continue
+            lo, hi = s.loc[m, "lo"], s.loc[m, "hi"]
+            ax.errorbar(
+                s.loc[m, "mean"],
+                i,
+                xerr=[[s.loc[m, "mean"] - lo], [hi - s.loc[m, "mean"]]] if hi > lo else None,
+                fmt="o",
+                color=palette[m],
+                markerfacecolor="white" if is_condensed(m) else palette[m],
+                capsize=3,
+                label=m,
+            )
+        ax.set_yticks(y, measures)
+        ax.set_ylim(len(measures) - 0.5, -0.5)
+        ax.set_title(world, fontsize="medium")
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def asl_curves(asl: pd.DataFrame, *, alpha: float | None = 0.05, ax=None) -> object:
     """ASL against pair rank (Sakai 2006), one line per measure, one panel per world and
     level; the lower the curve, the more discriminative the measure. Trials are averaged
-    rank by rank."""
+    rank by rank.
+
+    Parameters
+    ----------
+    asl : DataFrame
+        Columns ``measure``, ``rank``, ``asl`` (and ``world``, ``degrader``, ``level`` for
+        several panels), as a study's ``asl`` table or
+        :func:`metaeval.meta.asl_curve_frame` give them.
+    alpha : float, optional
+        Draw the significance level as a dashed line.
+    ax : matplotlib.axes.Axes, optional
+        Draw one panel into this axes (the frame must hold one world and level).
+    """
+    asl = asl.copy()
+    for col, default in (("world", ""), ("degrader", ""), ("level", FULL)):
+        if col not in asl:
+            asl[col] = default
     panels = list(dict.fromkeys(zip(asl["world"], asl["degrader"], asl["level"])))
-    fig, axes = _figure(len(panels))
-    palette = measure_palette(list(dict.fromkeys(asl["measure"])))
-    for ax, (world, degrader, level) in zip(axes, panels):
+    measures = list(dict.fromkeys(asl["measure"]))
+    palette = measure_palette(measures)
+    if ax is not None:
+        if len(panels) > 1:
+            raise ValueError("ax draws one panel: give the rows of one world and level")
+        _asl_panel(ax, asl, palette, alpha, *(panels[0] if panels else ("", "", FULL)))
+        ax.legend(fontsize="small")
+        return ax.figure
+    fig, axes = _figure(len(panels), legend=_legend_height(measures, MAX_WIDTH))
+    for ax_, (world, degrader, level) in zip(axes, panels):
         sub = asl[(asl["world"] == world) & (asl["degrader"] == degrader) & (asl["level"] == level)]
-        _lines(ax, sub, x="rank", y="asl", palette=palette, band=False, marker="")
-        if alpha is not None:
-            ax.axhline(alpha, color="grey", linewidth=0.6, linestyle="--")
-        ax.set_title(
-            f"{world} / {degrader or 'full'} {level if degrader else ''}".strip(), fontsize="medium"
-        )
-        ax.set_xlabel("system pair, sorted by ASL")
-        ax.set_ylabel("achieved significance level")
+        _asl_panel(ax_, sub, palette, alpha, world, degrader, level)
     _finish(fig, axes)
     return fig
+
+
+def _asl_panel(ax, sub, palette, alpha, world, degrader, level) -> None:
+    _lines(ax, sub, x="rank", y="asl", palette=palette, band=False, marker=False, drawstyle="steps")
+    if alpha is not None:
+        ax.axhline(alpha, color="grey", linewidth=0.7, linestyle="--")
+    where = "full judgments" if level == FULL else f"{degrader} {level}"
+    ax.set_title(f"{world} / {where}" if world else where, fontsize="medium")
+    ax.set_xlabel("system pair, sorted by ASL")
+    ax.set_ylabel("achieved significance level")
+    ax.grid(alpha=0.25)
 
 
 def significance_bars(results: pd.DataFrame) -> object:
     """Pairs whose significance changed under damaged judgments, per measure (mean over
     trials): false alarms, reversals and misses; one panel per world, degrader and level."""
-    stats = ["false_alarms", "reversals", "misses"]
-    d = results[results["statistic"].isin(stats) & (results["degrader"] != "")]
-    panels = list(dict.fromkeys(zip(d["world"], d["degrader"], d["level"])))
-    fig, axes = _figure(len(panels), width=5.2)
     import seaborn as sns
 
+    stats = ["false_alarms", "reversals", "misses"]
+    names = {
+        "false_alarms": "significant only when damaged",
+        "reversals": "significant, opposite direction",
+        "misses": "significant only with full judgments",
+    }
+    d = results[results["statistic"].isin(stats) & (results["degrader"] != "")]
+    panels = list(dict.fromkeys(zip(d["world"], d["degrader"], d["level"])))
+    measures = list(dict.fromkeys(d["measure"]))
+    width = max(3.7, 0.42 * len(measures) + 1.2)
+    fig, axes = _figure(len(panels), width=width, height=3.4, legend=2)
     for ax, (world, degrader, level) in zip(axes, panels):
         sub = d[(d["world"] == world) & (d["degrader"] == degrader) & (d["level"] == level)]
         mean = sub.groupby(["measure", "statistic"], sort=False)["value"].mean().reset_index()
+        mean["statistic"] = mean["statistic"].map(names)
         sns.barplot(
             mean,
             x="measure",
             y="value",
             hue="statistic",
-            hue_order=stats,
+            hue_order=[names[s] for s in stats],
+            order=measures,
             ax=ax,
             palette=["#d62728", "#9467bd", "#7f7f7f"],
+            legend=ax is axes[0],
         )
         ax.set_title(f"{world} / {degrader} {level}", fontsize="medium")
         ax.set_xlabel("")
-        ax.set_ylabel("pairs (mean over trials)")
-        ax.tick_params(axis="x", rotation=60, labelsize="small")
+        ax.set_ylabel("system pairs (mean over trials)")
+        ax.tick_params(axis="x", rotation=45, labelsize="small")
         for label in ax.get_xticklabels():
             label.set_horizontalalignment("right")
+            label.set_rotation_mode("anchor")
+        ax.grid(axis="y", alpha=0.25)
+    if len(axes) and axes[0].get_legend() is not None:
+        handles, labels = axes[0].get_legend_handles_labels()
+        axes[0].get_legend().remove()
+        fig.legend(
+            handles, labels, loc="outside lower center", ncols=3, fontsize="small", frameon=False
+        )
     return fig
 
 
 def stability_curves(results: pd.DataFrame, *, statistic: str = "tau_subset") -> object:
     """Topic-subset stability: mean tau_b against the topic-set size, one line per measure,
-    with the 2.5-97.5 percentile band over repeats; one panel per world."""
+    with the 2.5-97.5 percentile band over repeats; one panel per world. The rows are the
+    criterion's summary (``statistic``, ``statistic_p025``, ``statistic_p975`` at ``x`` = the
+    topic-set size), averaged over replicates."""
     d = results[results["statistic"] == statistic]
     lo = results[results["statistic"] == f"{statistic}_p025"]
     hi = results[results["statistic"] == f"{statistic}_p975"]
     worlds = list(dict.fromkeys(d["world"]))
-    fig, axes = _figure(len(worlds))
-    palette = measure_palette(list(dict.fromkeys(d["measure"])))
+    measures = list(dict.fromkeys(d["measure"]))
+    fig, axes = _figure(len(worlds), legend=_legend_height(measures, MAX_WIDTH))
+    palette = measure_palette(measures)
+    markers = measure_markers(measures)
     for ax, world in zip(axes, worlds):
         for m, colour in palette.items():
 
@@ -249,18 +398,19 @@ def stability_curves(results: pd.DataFrame, *, statistic: str = "tau_subset") ->
                 mean.values,
                 "--" if is_condensed(m) else "-",
                 color=colour,
-                marker="o",
-                markersize=3.5,
+                marker=markers[m],
+                markersize=4.5,
                 label=m,
             )
             low, high = line(lo), line(hi)
             if len(low) == len(mean):
                 ax.fill_between(
-                    mean.index, low.values, high.values, color=colour, alpha=0.12, linewidth=0
+                    mean.index, low.values, high.values, color=colour, alpha=0.1, linewidth=0
                 )
         ax.set_title(world, fontsize="medium")
         ax.set_xlabel("topics in the subset")
-        ax.set_ylabel(f"{_label(statistic)}")
+        ax.set_ylabel(_label(statistic))
+        ax.grid(alpha=0.25)
     _finish(fig, axes)
     return fig
 
@@ -278,16 +428,43 @@ def informativeness_bars(summary: pd.DataFrame) -> object:
         d["world"] = ""
     d["threshold"] = d["threshold"].map(lambda v: f"grade >= {float(v):g}")
     worlds = list(dict.fromkeys(d["world"]))
-    fig, axes = _figure(len(worlds), width=max(4.6, 0.8 * d["measure"].nunique() + 2))
+    measures = list(dict.fromkeys(d["measure"]))
+    longest = max((len(m) for m in measures), default=4)
+    width = max(3.7, 0.45 * len(measures) + 1.4)
+    fig, axes = _figure(len(worlds), width=width, height=3.2 + 0.06 * longest, legend=2)
     for ax, world in zip(axes, worlds):
         sub = d[d["world"] == world]
-        sns.barplot(sub, x="measure", y="rms", hue="threshold", ax=ax, errorbar=None)
+        sns.barplot(
+            sub,
+            x="measure",
+            y="rms",
+            hue="threshold",
+            order=measures,
+            hue_order=sorted(d["threshold"].unique()),
+            ax=ax,
+            errorbar=None,
+            legend=ax is axes[0],
+        )
         ax.set_title(world, fontsize="medium")
         ax.set_xlabel("")
         ax.set_ylabel("RMS error of the inferred PR curve")
-        ax.tick_params(axis="x", rotation=60, labelsize="small")
+        ax.tick_params(axis="x", rotation=45, labelsize="small")
         for label in ax.get_xticklabels():
             label.set_horizontalalignment("right")
+            label.set_rotation_mode("anchor")
+        ax.grid(axis="y", alpha=0.25)
+    if len(axes) and axes[0].get_legend() is not None:
+        handles, labels = axes[0].get_legend_handles_labels()
+        axes[0].get_legend().remove()
+        fig.legend(
+            handles,
+            labels,
+            title="relevant means",
+            loc="outside lower center",
+            ncols=len(labels),
+            fontsize="small",
+            frameon=False,
+        )
     return fig
 
 
@@ -319,18 +496,26 @@ def pr_curves(curves: pd.DataFrame) -> object:
     return fig
 
 
-def agreement_heatmap(results: pd.DataFrame, *, statistic: str = "tau_b") -> object:
+def agreement_heatmap(
+    results: pd.DataFrame, *, statistic: str = "tau_b", order: Sequence[str] | None = None
+) -> object:
     """Measure x measure rank correlation under full judgments (mean over replicates), one
-    panel per world."""
+    panel per world; measures in ``order`` (default: as they first appear)."""
     import seaborn as sns
 
     d = results[(results["statistic"] == statistic) & (results["other"] != "")]
     worlds = list(dict.fromkeys(d["world"]))
-    n = len(set(d["measure"]))
-    fig, axes = _figure(len(worlds), width=max(4.0, 0.55 * n + 2), height=max(3.2, 0.5 * n + 1))
+    names = list(order) if order is not None else list(dict.fromkeys([*d["measure"], *d["other"]]))
+    names = [m for m in names if m in set(d["measure"]) | set(d["other"])]
+    n = len(names)
+    longest = max((len(m) for m in names), default=4)
+    side = max(2.6, 0.42 * n + 0.5)
+    fig, axes = _figure(
+        len(worlds), width=side + 0.07 * longest + 0.9, height=side + 0.06 * longest + 0.4
+    )
+    low = float(np.nanmin(d["value"])) if len(d) else 0.0
     for ax, world in zip(axes, worlds):
         sub = d[d["world"] == world]
-        names = list(dict.fromkeys([*sub["measure"], *sub["other"]]))
         mat = sub.groupby(["measure", "other"])["value"].mean().unstack()
         mat = mat.reindex(index=names, columns=names)
         for m in names:
@@ -338,18 +523,108 @@ def agreement_heatmap(results: pd.DataFrame, *, statistic: str = "tau_b") -> obj
         sns.heatmap(
             mat,
             ax=ax,
-            vmin=min(0.0, float(np.nanmin(mat.values))),
+            vmin=min(0.0, low),
             vmax=1.0,
             cmap="viridis",
-            annot=n <= 12,
+            annot=n <= 14,
             fmt=".2f",
-            annot_kws={"size": 7},
-            cbar_kws={"label": _label(statistic)},
+            annot_kws={"size": 8 if n <= 10 else 7},
+            square=True,
+            cbar=ax is axes[-1],
+            cbar_kws={"label": _label(statistic), "shrink": 0.7},
         )
         ax.set_title(world, fontsize="medium")
         ax.set_xlabel("")
         ax.set_ylabel("")
+        ax.tick_params(axis="x", rotation=45, labelsize="small")
+        ax.tick_params(axis="y", rotation=0, labelsize="small")
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+            label.set_rotation_mode("anchor")
     return fig
+
+
+def top_heaviness_curves(frame: pd.DataFrame, *, y: str = "value") -> object:
+    """Top-heaviness (Sakai & Kando 2008, Fig. 1): each measure's value when the one relevant
+    document of the list sits at rank 1, 2, ..., one panel per number of relevant documents R,
+    one line per measure.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Columns ``measure``, ``n_relevant``, ``rank`` and ``y`` (the output of
+        :func:`metaeval.measures.curves.top_heaviness`).
+    y : {"value", "relative"}
+        Draw the values, or the curves scaled to 1 at rank 1.
+    """
+    if y not in ("value", "relative"):
+        raise ValueError(f"y must be 'value' or 'relative', got {y!r}")
+    missing = {"measure", "n_relevant", "rank", y} - set(frame.columns)
+    if missing:
+        raise ValueError(f"frame lacks columns {sorted(missing)}; pass top_heaviness() output")
+    panels = sorted(frame["n_relevant"].unique())
+    measures = list(dict.fromkeys(frame["measure"]))
+    fig, axes = _figure(
+        len(panels), width=4.2, height=3.3, legend=_legend_height(measures, MAX_WIDTH)
+    )
+    palette = measure_palette(measures)
+    markers = measure_markers(measures)
+    for ax, big_r in zip(axes, panels):
+        sub = frame[frame["n_relevant"] == big_r]
+        for m in measures:
+            line = sub[sub["measure"] == m].sort_values("rank")
+            ax.plot(
+                line["rank"],
+                line[y],
+                color=palette[m],
+                marker=markers[m],
+                markersize=4,
+                linestyle="--" if is_condensed(m) else "-",
+                label=m,
+            )
+        ax.set_title(f"R = {big_r}", fontsize="medium")
+        ax.set_xlabel("rank of the single relevant document")
+        ax.set_ylabel("measure value" if y == "value" else "value / value at rank 1")
+        ax.grid(alpha=0.25)
+    _finish(fig, axes)
+    return fig
+
+
+def collection_panels(frame: pd.DataFrame, statistics: Sequence[str] | None = None) -> object:
+    """What each collection looks like, real beside simulated: one small panel per statistic,
+    one dot per world (its mean over replicates, with the 2.5-97.5 percentile range).
+    ``frame``: rows of the ``collection`` criterion (``world``, ``statistic``, ``value``)."""
+    stats = list(statistics or dict.fromkeys(frame["statistic"]))
+    worlds = list(dict.fromkeys(frame["world"]))
+    fig, axes = _figure(len(stats), width=2.85, height=0.3 * len(worlds) + 1.1, cols=4)
+    palette = dict(zip(worlds, _world_colours(len(worlds))))
+    for ax, stat in zip(axes, stats):
+        s = _bands(frame[frame["statistic"] == stat], "statistic", "value", "world")
+        s = s.set_index("world").reindex(worlds)
+        for i, w in enumerate(worlds):
+            mean, lo, hi = s.loc[w, ["mean", "lo", "hi"]]
+            if np.isnan(mean):
+                continue
+            ax.errorbar(
+                mean,
+                i,
+                xerr=[[mean - lo], [hi - mean]] if hi > lo else None,
+                fmt="o",
+                color=palette[w],
+                capsize=2,
+            )
+        ax.set_yticks(range(len(worlds)), worlds if ax.get_subplotspec().is_first_col() else [])
+        ax.set_ylim(len(worlds) - 0.5, -0.5)
+        ax.set_title(stat, fontsize="small")
+        ax.tick_params(labelsize="x-small")
+        ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def _world_colours(n: int) -> list:
+    import seaborn as sns
+
+    return sns.color_palette("dark", n)
 
 
 def _label(statistic: str) -> str:
@@ -366,14 +641,18 @@ __all__ = [
     "base_measure",
     "is_condensed",
     "measure_palette",
+    "measure_markers",
     "level_axis",
     "robustness_curves",
     "power_curves",
     "drift_curves",
+    "measure_dots",
     "asl_curves",
     "significance_bars",
     "stability_curves",
     "informativeness_bars",
     "pr_curves",
     "agreement_heatmap",
+    "top_heaviness_curves",
+    "collection_panels",
 ]
