@@ -29,6 +29,9 @@ Conventions (docs/methods.md §0 and §3)
     ``min_relevant`` documents of grade ``>= j``.  A graded measure is solved once for every
     list that counts at some threshold and reported at the thresholds where it counts, so
     at each threshold every measure is judged on the same lists.
+  - ``"each_grade"``: the lists that retrieved at least ``min_relevant`` documents of every
+    relevant grade (Robertson et al. 2010 on TREC data judged 0-2: "at least 5 relevant and
+    5 highly relevant documents"), the same lists at every threshold.
   - ``"topics"``: topics with at least ``min_relevant`` judged documents at every threshold
     ``1..G`` of the qrels, all lists of those topics, whatever they retrieved.  A list that
     retrieved no document at a threshold has no recall points there: its
@@ -69,7 +72,7 @@ __all__ = [
 
 ERRORS = ("recall_points", "interpolated")
 COUNTS = ("retrieved", "relevant")
-SELECTIONS = ("lists", "topics")
+SELECTIONS = ("lists", "each_grade", "topics")
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,7 @@ class InformativenessResult:
     error : str
         Which error the ``rms`` columns hold.
     select : str
-        The list selection rule, ``"lists"`` or ``"topics"``.
+        The list selection rule, ``"lists"``, ``"each_grade"`` or ``"topics"``.
     min_relevant : int
         Its threshold.
     count : str
@@ -176,11 +179,13 @@ def informativeness(
     measures : str, Measure or list of them
         Measures with an expectation: ``AP``, ``P@k``, ``Rprec``, ``RR``, ``nDCG[@k]`` (any
         gains, log2 discount), ``GAP(g=...)``, or a measure providing ``expectation()``.
-    select : {"lists", "topics"}
-        Which lists are scored.  ``"lists"`` (default; Aslam et al. 2005, Robertson et al.
-        2010): at each threshold ``j``, the lists that retrieved at least ``min_relevant``
-        documents of grade ``>= j``.  ``"topics"``: every list of the topics with at least
-        ``min_relevant`` judged documents at every threshold ``1..G``.
+    select : {"lists", "each_grade", "topics"}
+        Which lists are scored.  ``"lists"`` (default; Aslam et al. 2005): at each threshold
+        ``j``, the lists that retrieved at least ``min_relevant`` documents of grade ``>= j``.
+        ``"each_grade"`` (Robertson et al. 2010): the lists that retrieved at least
+        ``min_relevant`` documents of every relevant grade, at every threshold.
+        ``"topics"``: every list of the topics with at least ``min_relevant`` judged
+        documents at every threshold ``1..G``.
     min_relevant : int
         The selection's minimum number of relevant documents (Robertson et al. 2010 use 5).
     rel : int
@@ -349,6 +354,12 @@ def _eligible(select, grades, R_at, min_relevant, G) -> np.ndarray:
     if select == "topics":
         topic_ok = (R_at[:, 1:] >= min_relevant).all(axis=1)
         return np.repeat(topic_ok[:, None], G, axis=1)
+    if select == "each_grade":
+        # retrieved at least min_relevant documents of grade exactly g, for every g = 1..G
+        ok = np.ones(len(grades), dtype=bool)
+        for g in range(1, G + 1):
+            ok &= (grades == g).sum(axis=1) >= min_relevant
+        return np.repeat(ok[:, None], G, axis=1)
     # retrieved at grade >= j, one threshold at a time (no (lists, depth, G) array)
     return np.stack([(grades >= j).sum(axis=1) >= min_relevant for j in range(1, G + 1)], axis=1)
 

@@ -31,7 +31,8 @@ Every test returns rows ``check, value, expected, passed``. The tests:
 ``top_heaviness``
     One relevant document at ranks 1..20 (of ``R`` relevant): ``equal_at = [1, 2]`` (the
     measure cannot tell those ranks apart), ``flat = true`` (the same at every rank), or
-    ``negligible_after = k`` (below ``ratio`` of the rank-1 value beyond rank k).
+    ``negligible_after = k`` (below ``ratio`` of the rank-1 value beyond rank k). The curve
+    is saved too (rows of ``kind = "curve"``), for the report's figure.
 ``aggregate``
     Robertson (2006)'s example: 50 skewed per-topic values with three 0 and three 0.01.
     ``effect = "shift_all"`` (adding 0.05 raises MAP by exactly 0.05 and GMAP by more),
@@ -258,9 +259,19 @@ def test_top_heaviness(
 ) -> list[dict]:
     from metaeval.measures.curves import top_heaviness
 
-    frame = top_heaviness([measure], n_relevant=[R], max_rank=20)
-    v = frame.sort_values("rank")["value"].to_numpy()
-    rows = []
+    frame = top_heaviness([measure], n_relevant=[R], max_rank=20).sort_values("rank")
+    v = frame["value"].to_numpy()
+    # the curve itself, for the report's figure (rows of kind "curve" are not checks)
+    rows = [
+        {
+            **_row(f"{measure} at rank {int(r)}", value, "", True),
+            "kind": "curve",
+            "measure": measure,
+            "n_relevant": R,
+            "x": float(r),
+        }
+        for r, value in zip(frame["rank"], v)
+    ]
     if equal_at:
         a, b = (int(r) - 1 for r in equal_at)
         rows.append(
@@ -321,7 +332,13 @@ def test_aggregate(effect: str, boost: float = 0.05) -> list[dict]:
             _row(
                 "MAP rise when every value rises by 0.05", d_map, boost, abs(d_map - boost) <= 1e-12
             ),
-            _row("GMAP rise minus MAP rise", d_gmap - d_map, "> 0", d_gmap > d_map),
+            _row(
+                f"GMAP rise minus MAP rise (MAP {x.mean():.3f} -> {(x + boost).mean():.3f}, "
+                f"GMAP {_gmap(x):.3f} -> {_gmap(x + boost):.3f})",
+                d_gmap - d_map,
+                "> 0",
+                d_gmap > d_map,
+            ),
         ]
     if effect == "shift_low_vs_high":
         lo, hi = x.copy(), x.copy()
@@ -329,7 +346,8 @@ def test_aggregate(effect: str, boost: float = 0.05) -> list[dict]:
         hi[high] += boost
         return [
             _row(
-                "GMAP rise, lowest half boosted, minus highest half boosted",
+                f"GMAP rise, lowest half boosted, minus highest half boosted (GMAP "
+                f"{_gmap(x):.3f} -> {_gmap(lo):.3f} and {_gmap(hi):.3f})",
                 (_gmap(lo) - _gmap(x)) - (_gmap(hi) - _gmap(x)),
                 "> 0",
                 _gmap(lo) > _gmap(hi),

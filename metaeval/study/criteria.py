@@ -375,6 +375,11 @@ class Informativeness(Criterion):
     Kanoulas & Yilmaz 2010): how well each measure's value predicts the list's precision-recall
     curve. Measures without a max-ent expectation are skipped.
 
+    ``select`` picks the lists (:func:`metaeval.meta.informativeness_tensor`): ``"lists"``
+    (at each threshold, those that retrieved ``min_relevant`` documents at or above it) or
+    ``"each_grade"`` (those that retrieved ``min_relevant`` documents of every relevant grade,
+    as Robertson et al. 2010 do).
+
     Statistics (``x`` = the relevance threshold grade): ``rms`` (mean RMS error over the
     lists) and ``n_lists``.
     """
@@ -382,12 +387,16 @@ class Informativeness(Criterion):
     error: str = "recall_points"
     min_relevant: int = 5
     count: str = "retrieved"
+    select: str = "lists"
     kind: ClassVar[str] = "informativeness"
 
     def _validate(self):
+        from metaeval.meta.informativeness import SELECTIONS
+
         check_choice("error", self.error, ("recall_points", "interpolated"))
         check_int("min_relevant", self.min_relevant, min=0)
         check_choice("count", self.count, ("retrieved", "relevant"))
+        check_choice("select", self.select, SELECTIONS)
 
     def compute(self, ctx, measures):
         from metaeval.meta.informativeness import informativeness_tensor
@@ -402,6 +411,7 @@ class Informativeness(Criterion):
                     rel=ctx.rel,
                     error=self.error,
                     count=self.count,
+                    select=self.select,
                     infer=(),
                 )
             except ValueError as err:

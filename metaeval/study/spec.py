@@ -24,6 +24,7 @@ Schema 1::
     rel = 1                       # optional: relevance level of binary measures
     top_grades = 2                # optional: keep the 2 highest grades, lower ones -> 0
     depth = 1000                  # optional: evaluate the top DEPTH documents only
+    best_runs = { n = 15, by = "AP" }  # optional: only the 15 runs with the best mean AP
 
     [[worlds]]                    # ... or a simulated one, with its truth
     id = "sim"
@@ -218,6 +219,7 @@ class TrecWorld:
     rel: int = 1
     top_grades: int | None = None
     depth: int | None = None
+    best_runs: tuple = ()
     kind: str = field(default="trec", init=False)
     replicates: int = field(default=1, init=False)
 
@@ -232,7 +234,7 @@ class TrecWorld:
             "rel": self.rel,
             "top_grades": self.top_grades,
             "depth": self.depth,
-        }
+        } | _best_identity(self.best_runs)
 
     def files(self) -> list[Path]:
         return [self.qrels, *self.runs]
@@ -250,6 +252,7 @@ class SimWorld:
     replicates: int = 1
     params: tuple = ()
     rel: int = 1
+    best_runs: tuple = ()
     kind: str = field(default="simulator", init=False)
 
     def identity(self) -> dict:
@@ -260,13 +263,19 @@ class SimWorld:
             "n_systems": self.n_systems,
             "params": _jsonable(self.params),
             "rel": self.rel,
-        }
+        } | _best_identity(self.best_runs)
 
     def files(self) -> list[Path]:
         return []
 
 
 World = TrecWorld | SimWorld
+
+
+def _best_identity(best_runs: tuple) -> dict:
+    """A world restricted to its best runs is another world; an unrestricted one keeps the
+    identity it always had (so its saved results stay valid)."""
+    return {"best_runs": _jsonable(best_runs)} if best_runs else {}
 
 
 @dataclass(frozen=True)
@@ -536,10 +545,29 @@ def _load_plugins(plugins: tuple[Path, ...], table: _Table) -> None:
             raise table.error(f"plugins[{i}]", f"{p.name}: {type(err).__name__}: {err}") from None
 
 
+def _best_runs(t: _Table) -> tuple:
+    """``best_runs = { n = 15, by = "AP" }``: keep the n runs with the highest mean of a
+    measure under the full judgments (at the world's relevance level)."""
+    best = t.table("best_runs", None)
+    if best is None:
+        return ()
+    n = best.take("n", int, check=_positive)
+    by = best.take("by", str, "AP")
+    best.finish("n, by")
+    try:
+        from metaeval.measures import canonical_name
+
+        by = canonical_name(by)
+    except (TypeError, ValueError) as err:
+        raise best.error("by", str(err)) from None
+    return (("by", by), ("n", n))
+
+
 def _world(t: _Table, base: Path) -> World:
     wid = t.take("id", str, check=_identifier("a world id"))
     kind = t.take("kind", str)
     rel = t.take("rel", int, 1, check=_positive)
+    best_runs = _best_runs(t)
     if kind == "trec":
         qrels = _resolve(base, t.take("qrels", str), t, "qrels")
         patterns = t.take("runs", (str, list))
@@ -568,7 +596,7 @@ def _world(t: _Table, base: Path) -> World:
             run_names = str(base / run_names)
         top_grades = t.take("top_grades", int, None, check=_positive)
         depth = t.take("depth", int, None, check=_positive)
-        t.finish("id, kind, qrels, runs, topics, run_names, rel, top_grades, depth")
+        t.finish("id, kind, qrels, runs, topics, run_names, rel, top_grades, depth, best_runs")
         return TrecWorld(
             id=wid,
             qrels=qrels,
@@ -578,6 +606,7 @@ def _world(t: _Table, base: Path) -> World:
             rel=rel,
             top_grades=top_grades,
             depth=depth,
+            best_runs=best_runs,
         )
     if kind == "simulator":
         from simulators.worlds import PRESETS, WorldParams
@@ -607,7 +636,9 @@ def _world(t: _Table, base: Path) -> World:
                 if isinstance(err, SpecError):
                     raise
                 raise params_t.error(None, str(err)) from None
-        t.finish("id, kind, preset, n_topics, n_systems, replicates, params, rel")
+        t.finish("id, kind, preset, n_topics, n_systems, replicates, params, rel, best_runs")
+        if best_runs and dict(best_runs)["n"] > n_systems:
+            raise t.error("best_runs", f"n is larger than n_systems ({n_systems})")
         return SimWorld(
             id=wid,
             preset=preset,
@@ -616,6 +647,7 @@ def _world(t: _Table, base: Path) -> World:
             replicates=replicates,
             params=_freeze(params),
             rel=rel,
+            best_runs=best_runs,
         )
     raise t.error("kind", f"must be 'trec' or 'simulator', got {kind!r}")
 
@@ -769,18 +801,20 @@ def _criterion(t: _Table, degraders: tuple[DegraderSpec, ...]) -> CriterionSpec:
     return spec
 
 
+# what every check can narrow or transform (see metaeval.report.claims)
+_MODIFIERS = {"against", "degrader", "x", "worlds", "per", "relative_to", "change_from", "absolute"}
 _CHECK_KEYS = {
     "order": (
         {"criterion", "statistic", "than"},
-        {"level", "greater", "less", "against", "degrader", "x", "mode", "tolerance", "worlds"},
+        {"level", "levels", "greater", "less", "like", "within", "mode", "tolerance"} | _MODIFIERS,
     ),
     "threshold": (
         {"criterion", "statistic", "measures"},
-        {"level", "above", "below", "against", "degrader", "x", "worlds"},
+        {"level", "levels", "above", "below"} | _MODIFIERS,
     ),
     "trend": (
         {"criterion", "statistic", "measures", "to", "direction"},
-        {"from", "tolerance", "against", "degrader", "x", "worlds"},
+        {"from", "tolerance"} | _MODIFIERS,
     ),
 }
 
@@ -832,38 +866,54 @@ def _claim(t: _Table, criteria, measures, worlds, degraders) -> ClaimSpec:
             )
     for key in sorted(required - set(check)):
         raise c.error(key, "is required")
-    if kind == "order" and ("greater" in check) == ("less" in check):
+    if kind == "order" and sum(k in check for k in ("greater", "less", "like")) != 1:
         raise c.error(
             None,
-            "an order check names its measures with greater = [...] or "
-            "less = [...], and than = [...]",
+            "an order check names its measures with greater = [...], less = [...] or "
+            "like = [...] (with within = ...), and than = [...]",
         )
-    if check["criterion"] not in {x.id for x in criteria}:
-        raise c.error(
-            "criterion",
-            f"{check['criterion']!r} is not a criterion of the study; "
-            f"criteria: {', '.join(x.id for x in criteria)}",
-        )
-    for key in ("greater", "less", "than", "measures"):
+    if kind == "order" and ("like" in check) != ("within" in check):
+        raise c.error("within" if "like" in check else "like", "like and within go together")
+    for key in ("criterion", "change_from"):
+        if key in check and check[key] not in {x.id for x in criteria}:
+            raise c.error(
+                key,
+                f"{check[key]!r} is not a criterion of the study; "
+                f"criteria: {', '.join(x.id for x in criteria)}",
+            )
+    for key in ("greater", "less", "like", "than", "measures"):
         if key in check:
             names = [check[key]] if isinstance(check[key], str) else check[key]
             check[key] = [_claim_measure(n, labels, c, key) for n in names]
-    if "against" in check and check["against"] not in ("full", "truth", "effect"):
-        check["against"] = _claim_measure(check["against"], labels, c, "against")
+    if "against" in check:
+        refs = check["against"] if isinstance(check["against"], list) else [check["against"]]
+        refs = [
+            r if r in ("full", "truth", "effect") else _claim_measure(r, labels, c, "against")
+            for r in refs
+        ]
+        check["against"] = refs if isinstance(check["against"], list) else refs[0]
+    if "levels" in check:
+        if "level" in check or not isinstance(check["levels"], list) or not check["levels"]:
+            raise c.error("levels", "must be a non-empty array of levels, and replaces level")
+        check["levels"] = [str(lv) for lv in check["levels"]]
     for key in ("worlds",):
         for w in [check[key]] if isinstance(check.get(key), str) else check.get(key, []):
             if w not in {x.id for x in worlds}:
                 raise c.error(key, f"{w!r} is not a world of the study")
     levels = {str(lv) for d in degraders for lv in d.levels} | {FULL}
-    for key in ("level", "from", "to"):
-        if key in check:
-            check[key] = str(check[key])
-            if check[key] not in levels:
+    for key in ("level", "from", "to", "relative_to", "levels"):
+        for i, lv in enumerate(check.get(key, []) if key == "levels" else [check.get(key)]):
+            if lv is None:
+                continue
+            if key != "levels":
+                check[key] = lv = str(lv)
+            if lv not in levels:
                 raise c.error(
-                    key,
-                    f"{check[key]!r} is not a level of the study; levels: "
-                    f"{', '.join(sorted(levels))}",
+                    key if key != "levels" else f"levels[{i}]",
+                    f"{lv!r} is not a level of the study; levels: {', '.join(sorted(levels))}",
                 )
+    if "per" in check and not isinstance(check["per"], str):
+        raise c.error("per", f"must name a statistic (a string), got {_kind(check['per'])}")
     return ClaimSpec(cid, text, source, _freeze({"kind": kind, **check}))
 
 

@@ -129,6 +129,9 @@ class Store:
             {
                 "study": spec.name,
                 "spec_sha256": spec.digest(),
+                # where the study file was read: its relative data paths are relative to it,
+                # so the report's "reproduce" commands name it (the copy here is for reading)
+                "spec_path": str(spec.path.resolve()) if spec.path is not None else None,
                 "seed": spec.seed,
                 "versions": versions(),
                 "platform": platform.platform(),

@@ -90,6 +90,8 @@ def load_world(spec: StudySpec, world_id: str, replicate: int) -> LoadedWorld:
         world = _load_trec(w, ident, replicate)
     else:
         world = _load_simulated(spec, w, ident, replicate)
+    if w.best_runs:
+        world = _best_runs(world, **dict(w.best_runs))
     _WORLDS[key] = world
     while len(_WORLDS) > _KEEP_WORLDS:
         _WORLDS.popitem(last=False)
@@ -112,6 +114,37 @@ def _load_trec(w: TrecWorld, ident: dict, replicate: int) -> LoadedWorld:
         runs = runs.subset(parse_ids(_plain(w.run_names), available=list(runs.names), what="run"))
     tensor = EvalTensor.build(runs, qrels, depth=w.depth)
     return LoadedWorld(w.id, replicate, ident, tensor, rel=w.rel, runs=runs)
+
+
+def _best_runs(world: LoadedWorld, n: int, by: str) -> LoadedWorld:
+    """The world with only its ``n`` runs of highest mean ``by`` under the full judgments (at
+    the world's relevance level; ties keep the runs' order). The judgments are unchanged:
+    they were made from every run, as a collection's are."""
+    from metaeval.engine import EvalTensor
+    from metaeval.measures import parse_measure
+
+    m = parse_measure(by)
+    if world.rel != 1 and getattr(m, "rel", None) == 1:
+        m = dataclasses.replace(m, rel=world.rel)
+    means = np.nanmean(m.compute(world.tensor), axis=1)
+    keep = np.sort(np.argsort(-means, kind="stable")[:n])
+    names = [world.tensor.runs[i] for i in keep]
+    runs = world.runs.subset(names)
+    tensor = EvalTensor.build(runs, world.tensor.qrels, depth=world.tensor.depth)
+    truth = (
+        None
+        if world.truth is None
+        else EvalTensor.build(runs, world.truth.qrels, warn_extra_topics=False)
+    )
+    return dataclasses.replace(
+        world,
+        tensor=tensor,
+        truth=truth,
+        runs=runs,
+        system_effect=None if world.system_effect is None else world.system_effect[keep],
+        groups=None if world.groups is None else {r: world.groups[r] for r in names},
+        cache={},
+    )
 
 
 def _plain(value):
