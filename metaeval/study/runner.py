@@ -16,8 +16,10 @@ workers down and keep every task already saved.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -70,8 +72,31 @@ def _local(spec: StudySpec, tasks: tuple[Task, ...], jobs: int) -> Iterator[Outc
         for task in tasks:
             yield run_task(spec, task)
         return
+    driver = os.getpid()
     with Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered") as parallel:
-        yield from parallel(delayed(run_task)(spec, task) for task in tasks)
+        yield from parallel(delayed(_worker_task)(spec, task, driver) for task in tasks)
+
+
+_WATCHED: list[int] = []
+
+
+def _worker_task(spec: StudySpec, task: Task, driver: int) -> Outcome:
+    """Worker side of the local executor: run the task, and leave if the driver dies.
+
+    A driver killed with SIGKILL cannot stop its loky workers; they would wait for it forever
+    (blocked on the result queue), holding their worlds in memory. A watchdog thread ends the
+    worker once its parent is no longer the driver.
+    """
+    if not _WATCHED and os.getppid() == driver:
+        _WATCHED.append(driver)
+
+        def watch() -> None:
+            while os.getppid() == driver:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="metaeval-driver-watchdog", daemon=True).start()
+    return run_task(spec, task)
 
 
 def _run_with_world(spec: StudySpec, task: Task, world) -> Outcome:

@@ -238,8 +238,9 @@ def load_results(directory: str | Path, table: str = RESULTS) -> pd.DataFrame:
         The study's output folder.
     table : str
         ``"results"`` (one row per statistic: ``world, replicate, degrader, level, trial,
-        criterion, measure, other, statistic, x, value``), ``"units"`` (what is done), or a
-        criterion's detail table (``"asl"``, ``"stability"``, ``"swap"``).
+        criterion, measure, other, statistic, x, value``), ``"units"`` (what is done), a
+        criterion's detail table (``"asl"``, ``"stability"``, ``"swap"``), or ``"claims"``
+        (the outcomes of the analytic claims, which no unit of work computes).
 
     Returns
     -------
@@ -256,8 +257,8 @@ def load_results(directory: str | Path, table: str = RESULTS) -> pd.DataFrame:
     )
     keep = set(units["unit"]) & set(planned["unit"])
     frame = read_table(root, table)
-    if frame.empty:
-        return frame
+    if frame.empty or "unit" not in frame.columns:
+        return frame  # the analytic claims: computed by the driver, not by units of work
     frame = frame[frame["unit"].isin(keep)]
     order = [c for c in UNIT_COLUMNS if c in frame.columns and c not in ("unit", "task")]
     extra = [c for c in frame.columns if c not in UNIT_COLUMNS]

@@ -362,8 +362,6 @@ def _degraded(spec: StudySpec, world: LoadedWorld, task: Task) -> dict[str, Any]
 
 def _annotate(frame: pd.DataFrame, units: dict, pairwise: bool) -> pd.DataFrame:
     """Add each row's unit and its readable identity columns."""
-    if frame.empty:
-        return frame
     if pairwise:
         keys = [
             (a, b) if (a, b) in units else (b, a)
@@ -436,7 +434,8 @@ def execute(spec: StudySpec, task: Task) -> tuple[dict[str, pd.DataFrame], float
                 frames = crit.compute(bound, wanted)
             in_criteria += time.perf_counter() - t0
             for table, frame in frames.items():
-                tables.setdefault(table, []).append(_annotate(frame, mine, crit.pairwise))
+                if not frame.empty:  # (an empty frame would make the identity columns floats)
+                    tables.setdefault(table, []).append(_annotate(frame, mine, crit.pairwise))
             unit_rows += [unit_row(u, task=task.id) for u in mine.values()]
     out = {name: _sort(pd.concat(parts, ignore_index=True)) for name, parts in tables.items()}
     out[UNITS] = _sort(pd.DataFrame(unit_rows))

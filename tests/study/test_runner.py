@@ -171,6 +171,51 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(small_spec, tmp_path):
         pd.testing.assert_frame_equal(results(out, table), results(tmp_path / "whole", table))
 
 
+def _children(pid: int) -> set[int]:
+    out = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.add(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_workers_leave_when_the_driver_is_killed(small_spec, tmp_path):
+    spec_path = small_spec()
+    spec_path.write_text(spec_path.read_text().replace("trials = 2", "trials = 12"))
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "metaeval", "study", "run", str(spec_path), "--out", str(out)]
+        + ["--jobs", "2", "--quiet"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    units = out / "results" / "units"
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(units.glob("*.parquet"))) < 2:
+        time.sleep(0.05)
+    workers = {
+        pid
+        for pid in _children(proc.pid)
+        if "loky" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+    }
+    assert workers, "no worker process found"
+    os.kill(proc.pid, signal.SIGKILL)  # the driver only: its workers are orphaned
+    proc.wait()
+    deadline = time.time() + 30
+    while time.time() < deadline and any(Path(f"/proc/{p}").exists() for p in workers):
+        time.sleep(0.2)
+    alive = [p for p in workers if Path(f"/proc/{p}").exists()]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, "workers outlived their driver"
+
+
 def test_results_of_a_finished_study_are_complete(small_spec, tmp_path):
     spec = load_spec(small_spec())
     run_study(spec, tmp_path / "o", quiet=True)
@@ -190,3 +235,17 @@ def test_results_of_a_finished_study_are_complete(small_spec, tmp_path):
         "other",
         "unit",
     ] or {"world", "level", "criterion", "measure", "statistic", "value"} <= set(frame.columns)
+
+
+def test_load_results_reads_the_analytic_claims_table(tmp_path):
+    """The driver saves the analytic claims without units of work: load_results still reads
+    them (it used to fail with a bare KeyError)."""
+    import json
+
+    from metaeval.study.analytic import run_check
+
+    (tmp_path / "manifest.json").write_text(json.dumps({"study": "x"}))
+    check = {"kind": "analytic", "test": "value", "measure": "RBP(p=0.95)", "ideal": 10}
+    Store(tmp_path).write_claims(run_check("SK8", {**check, "expect": 0.4013}))
+    assert [p.parent.name for p in (tmp_path / "results").glob("*/*.parquet")] == ["claims"]
+    assert list(load_results(tmp_path, "claims")["claim"]) == ["SK8"]

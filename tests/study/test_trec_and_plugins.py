@@ -90,6 +90,9 @@ def test_a_trec_world_with_subsets_and_aggregates(tmp_path, trec_files):
     ]
     assert row["value"].iloc[0] == pytest.approx(tau)
     assert set(res["measure"]) == {"AP", "nDCG@10", "GMAP"}
+    # a real collection has no truth: robustness has nothing to say at full judgments, and
+    # the identity columns keep their types
+    assert res["replicate"].dtype.kind == "i" and res["trial"].dtype.kind == "i"
 
 
 def test_fold_grades_keeps_the_top_grades():
