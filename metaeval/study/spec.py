@@ -594,6 +594,8 @@ def _world(t: _Table, base: Path) -> World:
             topics = str(base / topics)
         if isinstance(run_names, str) and (base / run_names).is_file():
             run_names = str(base / run_names)
+        if topics is not None:
+            _check_topics(t, qrels, topics)
         top_grades = t.take("top_grades", int, None, check=_positive)
         depth = t.take("depth", int, None, check=_positive)
         t.finish("id, kind, qrels, runs, topics, run_names, rel, top_grades, depth, best_runs")
@@ -650,6 +652,20 @@ def _world(t: _Table, base: Path) -> World:
             best_runs=best_runs,
         )
     raise t.error("kind", f"must be 'trec' or 'simulator', got {kind!r}")
+
+
+def _check_topics(t: _Table, qrels: Path, topics: Any) -> None:
+    """A topic selection must name topics of the qrels: checked now, not when the tasks run."""
+    from metaeval.data import parse_ids, read_qrels
+
+    try:
+        available = list(read_qrels(qrels).topics)
+    except (ValueError, OSError) as err:
+        raise t.error("qrels", str(err)) from None
+    try:
+        parse_ids(topics, available=available, what="topic")
+    except ValueError as err:
+        raise t.error("topics", str(err)) from None
 
 
 def _world_value(v: Any) -> Any:

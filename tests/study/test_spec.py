@@ -115,7 +115,7 @@ id = "w"
 kind = "trec"
 qrels = "{trec_files}/qrels.txt"
 runs = "{trec_files}/runs/*"
-topics = "q001-q003"
+topics = "q001,q002,q003"
 [measures]
 names = ["AP"]
 [[criteria]]
@@ -130,3 +130,6 @@ kind = "agreement"
     absent = text.replace("qrels.txt", "nope.txt")
     with pytest.raises(SpecError, match=r"worlds\[0\]\.qrels.*no such file"):
         load_spec(write_spec(tmp_path, absent))
+    unknown = text.replace('"q001,q002,q003"', '"q001,q999"')  # found by the plan, not by the tasks
+    with pytest.raises(SpecError, match=r"worlds\[0\]\.topics: .*q999"):
+        load_spec(write_spec(tmp_path, unknown))
