@@ -57,9 +57,9 @@ TOPIC_POLICIES = ("zero", "skip")
 PATHS = ("auto", "sparse", "dense")
 
 #: Measures read the entries instead of the dense codes when the entries are at most this
-#: share of S x T x D. Past it, a pass over the int8 codes costs less than the same pass over
-#: the entries' group, rank and code (9 bytes each). Measured on synthetic collections with
-#: 10-60% of the ranks judged (benchmarks/bench_scale.py).
+#: share of S x T x D. Past it, a pass over the int8 codes costs about as much as the same pass
+#: over the entries' group, rank and code (9 bytes each), and less as the share grows
+#: (measured on collections with 10-90% of the ranks judged: benchmarks/bench_scale.py).
 SPARSE_SHARE = 0.5
 
 #: Run rows hashed against the judgments at once: bounds the build's temporary memory (about
@@ -399,6 +399,28 @@ class EvalTensor:
         """(E,) int8 current code of every entry (a grade, UNJUDGED or UNPOOLED)."""
         return self.judgments[self.entry_row]
 
+    @cached_property
+    def _current(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        codes = self.entry_codes
+        removed = int(np.count_nonzero(codes == UNPOOLED))
+        # Judgments removed by a degrader leave entries that no measure reads; past a quarter
+        # of them, one filtering pass costs less than every measure skipping them.
+        if 4 * removed < len(codes):
+            return self.entry_group, self.entry_rank, codes
+        keep = np.flatnonzero(codes != UNPOOLED)
+        return self.entry_group[keep], self.entry_rank[keep], codes[keep]
+
+    def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(group, rank, code) of the entries under the current judgments, in (run, topic,
+        rank) order: what the measures read on the sparse path.
+
+        Entries whose judgment a degrader removed (code :data:`UNPOOLED`) are left out when
+        they are many; the others may still be there, so a test of the codes must reject
+        :data:`UNPOOLED`, as every test of relevance or judgedness does. Computed once per
+        tensor.
+        """
+        return self._current
+
     def _flat(self) -> np.ndarray:
         return self.entry_group.astype(np.int64) * self.depth + self.entry_rank
 
@@ -530,7 +552,7 @@ class EvalTensor:
 
 
 #: Arrays derived from the fields and cached on first use (never pickled).
-_CACHED = ("codes", "doc_index", "entry_codes", "grade_counts", "_condensed")
+_CACHED = ("codes", "doc_index", "entry_codes", "grade_counts", "_condensed", "_current")
 
 
 def _group_dtype(n_runs: int, n_topics: int):
@@ -592,10 +614,10 @@ class _Join:
         topic, keep = np.concatenate(topic), np.concatenate(keep)
         lists = np.searchsorted(starts, at, side="right") - 1
         rank = at - starts[lists]
-        inside = (rank < keep[lists]) & (topic[lists] >= 0)
+        inside = np.flatnonzero((rank < keep[lists]) & (topic[lists] >= 0))
         lists, rank, uid = lists[inside], rank[inside], uid[inside]
         rows = self.rows_of(topic[lists], uid)
-        hit = rows < self.n_judgments
+        hit = np.flatnonzero(rows < self.n_judgments)
         lists, rank, rows = lists[hit], rank[hit], rows[hit]
         group = owner[lists] * n_topics + topic[lists]
         dtype = _group_dtype(len(runs), n_topics)

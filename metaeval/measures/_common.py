@@ -45,7 +45,7 @@ class RankedHits:
 
     Attributes
     ----------
-    group, rank0 : ndarray of int64
+    group, rank0 : ndarray of int
         (Run, topic) group and 0-based rank of every hit.
     grade : ndarray of int8
         Code at every hit.
@@ -65,16 +65,23 @@ class RankedHits:
         self._n_topics = n_topics
 
     @classmethod
-    def from_entries(cls, tensor: EvalTensor, mask: np.ndarray, depth: int) -> RankedHits:
-        """The tensor's entries where ``mask`` (shape (E,)) holds; they are already in (run,
-        topic, rank) order, so the hits are those the dense constructor finds."""
+    def from_entries(
+        cls, tensor: EvalTensor, entries: tuple, mask: np.ndarray, depth: int
+    ) -> RankedHits:
+        """The entries (group, rank, code arrays, in (run, topic, rank) order, as
+        :meth:`EvalTensor.entries` gives them) where ``mask`` holds: the hits the dense
+        constructor finds, in the same order."""
+        group, rank, codes = entries
+        # Positions, then gathers: faster than three boolean selections over random masks.
         at = np.flatnonzero(mask)
         hits = object.__new__(cls)
         hits.shape = (tensor.n_runs, tensor.n_topics)
         hits.depth = depth
-        hits.group = tensor.entry_group[at].astype(np.int64)
-        hits.rank0 = tensor.entry_rank[at].astype(np.int64)
-        hits.grade = tensor.entry_codes[at]
+        # Kept in the entries' int32 where they fit: every use is an index, a count or an
+        # exact conversion to float, so the values are those of the dense path's int64.
+        hits.group = group[at]
+        hits.rank0 = rank[at]
+        hits.grade = codes[at]
         hits._sizes = np.bincount(hits.group, minlength=tensor.n_runs * tensor.n_topics)
         hits._n_topics = tensor.n_topics
         return hits
@@ -160,9 +167,10 @@ def ranked_hits(tensor: EvalTensor, select, cutoff: int | None = None) -> Ranked
     """
     depth = tensor.depth if cutoff is None else min(cutoff, tensor.depth)
     if tensor.sparse and not np.asarray(select(np.array([UNPOOLED], dtype=np.int8)))[0]:
-        mask = select(tensor.entry_codes)
+        entries = tensor.entries()
+        mask = select(entries[2])
         if depth < tensor.depth:
-            mask = mask & (tensor.entry_rank < depth)
-        return RankedHits.from_entries(tensor, mask, depth)
+            mask = mask & (entries[1] < depth)
+        return RankedHits.from_entries(tensor, entries, mask, depth)
     codes = top(tensor, cutoff)
     return RankedHits(codes, select(codes))
