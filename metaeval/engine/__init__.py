@@ -1,4 +1,5 @@
-"""The dense evaluation tensor (runs x topics x ranks) that every measure reads."""
+"""The evaluation tensor (runs x topics x ranks, stored as its judged entries) that every
+measure reads."""
 
 from metaeval.engine.tensor import UNJUDGED, UNPOOLED, EvalTensor
 

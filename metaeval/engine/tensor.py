@@ -17,13 +17,15 @@ per judgment its code (int8) and topic (int64), 9 bytes.
 
 The dense arrays :attr:`EvalTensor.codes` (int8) and :attr:`EvalTensor.doc_index` (int32), 5
 bytes per run x topic x rank of the deepest list, are built on first access and cached: the
-built-in measures never ask for them, a plugin measure that reads ``codes`` does. A tensor
-derived by :meth:`~EvalTensor.with_grades` or :meth:`~EvalTensor.condensed` shares the
-entries of its parent and holds only its own codes.
+built-in measures never ask for them on the sparse path, a plugin measure that reads
+``codes`` does. A tensor derived by :meth:`~EvalTensor.with_grades` shares the entries of its
+parent and adds one byte per entry for its codes (plus, once a degrader has removed a quarter
+of them or more, the 9 bytes per entry of those that remain); a condensed view holds its
+judged entries.
 
-TREC DL 2020 (59 runs x 54 topics x depth 1000, 3.2 million ranks, 343,000 of them judged):
-4.5 MB sparse, 16 MB more once dense. A collection of 1,000 runs x 250 topics x depth 1000
-with 30% of its ranks judged: 0.98 GB sparse, 1.25 GB more once dense.
+TREC DL 2020 (59 runs x 54 topics x depth 1000: 3.2 million ranks, 325,605 of them judged)
+takes 4 MB, and 16 MB more once dense. 1,000 runs x 250 topics x depth 1000 with 30% of the
+ranks judged (75 million entries) take 0.9 GB, and would take 1.25 GB more once dense.
 
 Cost
 ----

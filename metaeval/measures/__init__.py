@@ -1,7 +1,7 @@
 """Evaluation measures: one module per family, a registry, and the measure-name parser."""
 
 from metaeval.measures import binary, counts, graded  # noqa: F401  (registers the built-ins)
-from metaeval.measures._common import log2_discount, ranks
+from metaeval.measures._common import RankedHits, log2_discount, ranked_hits, ranks
 from metaeval.measures.base import (
     Measure,
     MeasureDict,
@@ -53,4 +53,6 @@ __all__ = [
     "Judged",
     "ranks",
     "log2_discount",
+    "RankedHits",
+    "ranked_hits",
 ]

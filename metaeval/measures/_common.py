@@ -164,6 +164,13 @@ def ranked_hits(tensor: EvalTensor, select, cutoff: int | None = None) -> Ranked
     over the dense codes. Both give the same hits in the same order. A test that passes
     :data:`~metaeval.engine.UNPOOLED` (the code of every rank that is not an entry) is always
     run on the dense codes.
+
+    Every built-in measure reads the tensor through this function; a plugin measure that does
+    the same re-evaluates as cheaply under a reduced judgment set, e.g. the relevant ranks in
+    the top 10 and their count per run and topic::
+
+        hits = ranked_hits(tensor, lambda codes: codes >= self.rel, 10)
+        per_topic = hits.counts()
     """
     depth = tensor.depth if cutoff is None else min(cutoff, tensor.depth)
     if tensor.sparse and not np.asarray(select(np.array([UNPOOLED], dtype=np.int8)))[0]:
