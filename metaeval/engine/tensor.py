@@ -118,9 +118,9 @@ class EvalTensor:
     judgments: np.ndarray
     judgment_topic: np.ndarray
     n_grades: int
-    entry_group: np.ndarray = field(repr=False)
-    entry_rank: np.ndarray = field(repr=False)
-    entry_row: np.ndarray = field(repr=False)
+    #: (entry_group, entry_rank, entry_row), or None for a tensor made from a dense index, whose
+    #: entries are derived from it when first needed.
+    given_entries: tuple | None = field(default=None, repr=False)
     depth: int = 1
     judged_only: bool = False
     qrels: Qrels | None = field(default=None, repr=False)
@@ -219,9 +219,7 @@ class EvalTensor:
             judgments=np.where(qrels.grades >= 0, qrels.grades, UNJUDGED).astype(np.int8),
             judgment_topic=qrels.topic_index,
             n_grades=max(int(qrels.grades.max()) + 1, 1),
-            entry_group=group,
-            entry_rank=rank,
-            entry_row=row,
+            given_entries=(group, rank, row),
             depth=max(int(lengths.max(initial=0)), 1),
             qrels=qrels,
         )
@@ -240,18 +238,9 @@ class EvalTensor:
         judgments = np.asarray(judgments, dtype=np.int8)
         if doc_index.ndim != 3:
             raise ValueError(f"doc_index must be (runs, topics, ranks), got {doc_index.shape}")
-        n_runs, n_topics, depth = doc_index.shape
-        flat = np.flatnonzero(doc_index.reshape(-1) < len(judgments))
-        group, rank = np.divmod(flat, max(depth, 1))
-        tensor = cls(
-            judgments=judgments,
-            entry_group=group.astype(_group_dtype(n_runs, n_topics)),
-            entry_rank=rank.astype(np.int32),
-            entry_row=doc_index.reshape(-1)[flat].astype(np.int32),
-            depth=depth,
-            **kwargs,
-        )
-        # The dense index is already at hand: keep it rather than rebuild it on demand.
+        tensor = cls(judgments=judgments, depth=doc_index.shape[2], **kwargs)
+        # The dense index is the tensor: its entries are derived from it only if a measure
+        # takes the sparse path (a dense world judged everywhere never needs them).
         tensor.__dict__["doc_index"] = doc_index
         return tensor
 
@@ -301,14 +290,16 @@ class EvalTensor:
             judgments=first.judgments,
             judgment_topic=first.judgment_topic,
             n_grades=first.n_grades,
-            entry_group=np.concatenate(
-                [
-                    t.entry_group.astype(dtype) + dtype(o * n_topics)
-                    for t, o in zip(tensors, offsets)
-                ]
+            given_entries=(
+                np.concatenate(
+                    [
+                        t.entry_group.astype(dtype) + dtype(o * n_topics)
+                        for t, o in zip(tensors, offsets)
+                    ]
+                ),
+                np.concatenate([t.entry_rank for t in tensors]),
+                np.concatenate([t.entry_row for t in tensors]),
             ),
-            entry_rank=np.concatenate([t.entry_rank for t in tensors]),
-            entry_row=np.concatenate([t.entry_row for t in tensors]),
             depth=max(t.depth for t in tensors),
             qrels=first.qrels,
             path=first.path,
@@ -323,9 +314,7 @@ class EvalTensor:
             "judgments": self.judgments,
             "judgment_topic": self.judgment_topic,
             "n_grades": self.n_grades,
-            "entry_group": self.entry_group,
-            "entry_rank": self.entry_rank,
-            "entry_row": self.entry_row,
+            "given_entries": self.given_entries,
             "depth": self.depth,
             "judged_only": self.judged_only,
             "qrels": self.qrels,
@@ -347,9 +336,37 @@ class EvalTensor:
     def n_topics(self) -> int:
         return len(self.topics)
 
+    @cached_property
+    def _entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self.given_entries is not None:
+            return self.given_entries
+        doc_index = self.doc_index
+        flat = np.flatnonzero(doc_index.reshape(-1) < len(self.judgments))
+        group = flat // self.depth
+        rank = flat - group * self.depth
+        return (
+            group.astype(_group_dtype(self.n_runs, self.n_topics)),
+            rank.astype(np.int32),
+            doc_index.reshape(-1)[flat].astype(np.int32),
+        )
+
     @property
+    def entry_group(self) -> np.ndarray:
+        return self._entries[0]
+
+    @property
+    def entry_rank(self) -> np.ndarray:
+        return self._entries[1]
+
+    @property
+    def entry_row(self) -> np.ndarray:
+        return self._entries[2]
+
+    @cached_property
     def n_entries(self) -> int:
         """Number of entries: ranks whose document is in the qrels."""
+        if self.given_entries is None and "_entries" not in self.__dict__:
+            return int(np.count_nonzero(self.doc_index < len(self.judgments)))
         return len(self.entry_row)
 
     def __repr__(self) -> str:
@@ -361,8 +378,9 @@ class EvalTensor:
 
     def __getstate__(self) -> dict:
         # Derived arrays are rebuilt on demand: pickling (to a worker process) sends the
-        # entries only.
-        return {k: v for k, v in self.__dict__.items() if k not in _CACHED}
+        # entries only, or the dense index of a tensor made from one.
+        keep = set() if self.given_entries is not None else {"doc_index"}
+        return {k: v for k, v in self.__dict__.items() if k not in _CACHED or k in keep}
 
     # ------------------------------------------------------------------ the two paths
     @property
@@ -390,7 +408,7 @@ class EvalTensor:
         if path == self.path:
             return self
         view = self._derived(path=path)
-        for name in ("doc_index", "codes", "entry_codes"):
+        for name in ("doc_index", "codes", "entry_codes", "_entries", "n_entries"):
             if name in self.__dict__:
                 view.__dict__[name] = self.__dict__[name]
         return view
@@ -512,7 +530,10 @@ class EvalTensor:
             raise ValueError(f"judgment codes must lie in [{UNJUDGED}, {self.n_grades - 1}]")
         if self.judged_only:
             raise ValueError("re-judge the full tensor, then take .condensed()")
-        view = self._derived(judgments=judgments.astype(np.int8))
+        entries = self.given_entries
+        if entries is None and ("_entries" in self.__dict__ or self.sparse):
+            entries = self._entries  # derived once here, not once per re-judged view
+        view = self._derived(judgments=judgments.astype(np.int8), given_entries=entries)
         if "doc_index" in self.__dict__:
             view.__dict__["doc_index"] = self.__dict__["doc_index"]  # shared, never written
         return view
@@ -528,9 +549,7 @@ class EvalTensor:
         lengths = sizes.reshape(self.n_runs, self.n_topics).astype(np.int32)
         view = self._derived(
             lengths=lengths,
-            entry_group=group,
-            entry_rank=rank,
-            entry_row=self.entry_row[judged],
+            given_entries=(group, rank, self.entry_row[judged]),
             depth=max(int(lengths.max(initial=0)), 1),
             judged_only=True,
         )
@@ -554,7 +573,16 @@ class EvalTensor:
 
 
 #: Arrays derived from the fields and cached on first use (never pickled).
-_CACHED = ("codes", "doc_index", "entry_codes", "grade_counts", "_condensed", "_current")
+_CACHED = (
+    "codes",
+    "doc_index",
+    "entry_codes",
+    "grade_counts",
+    "n_entries",
+    "_condensed",
+    "_current",
+    "_entries",
+)
 
 
 def _group_dtype(n_runs: int, n_topics: int):

@@ -101,7 +101,7 @@ def test_unwritable_runs_are_errors(tmp_path):
 @pytest.mark.parametrize("suffix", [".txt", ".txt.gz"])
 def test_qrels_round_trip(tmp_path, suffix):
     qrels = metaeval.Qrels.from_dict(
-        {"10": {"b": 2, "a": -1, "c": 0}, "9": {"a": 3}, "x y"[0]: {"d": 1}}
+        {"10": {"b": 2, "a": -1, "c": 0}, "9": {"a": 3}, "x": {"d": 1}}
     )
     path = tmp_path / f"q{suffix}"
     metaeval.write_qrels(qrels, path)
