@@ -17,7 +17,7 @@ app = typer.Typer(
 
 app.command("evaluate")(evaluate.evaluate)
 app.command("measures")(evaluate.measures)
-app.command("quickstart")(evaluate.quickstart)
+app.command("quickstart")(report.quickstart)
 app.command("discriminate")(discriminate.discriminate)
 app.command("compare")(discriminate.compare)
 app.command("informativeness")(informativeness.informativeness)

@@ -1,9 +1,8 @@
-"""``metaeval evaluate``, ``metaeval measures`` and ``metaeval quickstart``."""
+"""``metaeval evaluate`` and ``metaeval measures``."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -94,38 +93,3 @@ def measures(
             )
     else:
         fail(f"--format must be table, markdown or json, got {fmt!r}")
-
-
-def quickstart(
-    out: Annotated[
-        Path, typer.Option(help="Where the study's results and report go.", file_okay=False)
-    ] = Path("metaeval-quickstart"),
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = 2,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
-) -> None:
-    """Run the quickstart study (five measures on a simulated collection, every criterion),
-    write its report and print a summary: what the tool is for, in under a minute."""
-    from metaeval.cli._common import Interrupted
-    from metaeval.report import build, write_report
-    from metaeval.report.card import quickstart_summary
-    from metaeval.study import load_spec, run_study
-    from metaeval.study.spec import study_file
-
-    spec = load_spec(study_file("quickstart.toml"))
-    if not quiet:
-        typer.echo(f"Running {spec.path.name}: {spec.description.split(chr(10))[0]} ...", err=True)
-    summary = run_study(spec, out, jobs=jobs, quiet=quiet)
-    if summary.interrupted:
-        raise Interrupted(
-            f"interrupted: {summary.completed} task(s) saved in {out}; run the "
-            "same command to resume"
-        )
-    written = write_report(out)
-    _, _, frames = build(out)
-    typer.echo(quickstart_summary(frames["summary"]).to_string(float_format=lambda v: f"{v:.3f}"))
-    verdicts = frames.get("claims")
-    if verdicts is not None and len(verdicts):
-        typer.echo("")
-        for row in verdicts.itertuples(index=False):
-            typer.echo(f"{row.claim} ({row.world}): {row.verdict} - {row.text}")
-    typer.echo(f"\nreport: {written['html']} (and {written['md']})")

@@ -1,4 +1,4 @@
-"""``metaeval report``: a study's report, drawn from its saved results only."""
+"""``metaeval report``, ``audit``, ``card`` and ``quickstart``: studies and their reports."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from metaeval.cli._common import fail
+from metaeval.cli._common import fail, writable
 
 
 def report(
@@ -25,10 +25,16 @@ def report(
     from metaeval.report import write_report
 
     formats = [f.strip() for f in fmt.split(",") if f.strip()]
+    unknown = [f for f in formats if f not in ("md", "html")]
+    if unknown or not formats:
+        fail(f"--format {fmt!r}: give md, html or md,html")
+    check_study_folder(directory)
+    if out is not None:
+        writable(out, "--out", folder=True)
     try:
         written = write_report(directory, formats=formats, out=out)
-    except (ValueError, FileNotFoundError) as err:
-        fail(str(err))
+    except (ValueError, OSError) as err:
+        fail(f"{directory}: {err}")
     for kind, path in written.items():
         typer.echo(f"{kind}: {path}")
 
@@ -60,14 +66,11 @@ def audit(
     an error), non-zero on errors, and 1 with --strict when a claim does not hold.
     """
     from metaeval.cli._common import Interrupted, one_line
+    from metaeval.cli.study import load_study, run_checked
     from metaeval.report import build, write_report
-    from metaeval.study import load_spec, run_study
 
-    try:
-        spec = load_spec(spec_path)
-        summary = run_study(spec, out, jobs=jobs, scheduler=scheduler, quiet=quiet)
-    except (ValueError, OSError, ImportError) as err:
-        fail(str(err))
+    spec = load_study(spec_path)
+    summary = run_checked(spec, out, jobs=jobs, scheduler=scheduler, quiet=quiet)
     if summary.interrupted:
         raise Interrupted(
             f"interrupted: {summary.completed} task(s) saved in {summary.out}; "
@@ -79,6 +82,7 @@ def audit(
     if verdicts is None or verdicts.empty:
         typer.echo(f"no claims in {spec_path.name}; report: {written['html']}")
         return
+    _check_claim_statistics(spec, summary.out)
     width = max(len(c) for c in verdicts["claim"])
     for row in verdicts.itertuples(index=False):
         typer.echo(
@@ -98,6 +102,46 @@ def audit(
         )
     if strict and (verdicts["verdict"] == "does not hold").any():
         raise typer.Exit(1)
+
+
+def check_study_folder(directory: Path) -> None:
+    """Fail in one line unless ``directory`` holds a readable study manifest and saved results."""
+    from metaeval.study import Store, load_results
+
+    store = Store(directory)
+    if not store.exists():
+        fail(f"{directory} is not a study output folder (no manifest.json)")
+    try:
+        manifest = store.read_manifest()
+        if not isinstance(manifest, dict) or "study" not in manifest:
+            fail(f"{store.manifest_path} is not a study manifest (no study name in it)")
+        units = load_results(directory, "units")
+    except (ValueError, OSError) as err:  # a corrupt parquet file names itself
+        fail(f"{directory}: {err}")
+    if units.empty:
+        fail(f"{directory} holds no saved results yet: run the study (metaeval study run)")
+
+
+def _check_claim_statistics(spec, out: Path) -> None:
+    """A claim about a statistic its criterion never produces is a mistake in the study file,
+    not an inconclusive verdict."""
+    from metaeval.study import load_results
+
+    results = load_results(out)
+    if results.empty or "statistic" not in results:
+        return
+    for i, claim in enumerate(spec.claims):
+        check = claim.check_dict()
+        stat, crit = check.get("statistic"), check.get("criterion")
+        if stat is None or crit is None:
+            continue
+        made = results.loc[results["criterion"] == crit, "statistic"]
+        if len(made) and stat not in set(made):
+            fail(
+                f"{spec.path.name if spec.path else 'study'}: claims[{i}].check.statistic: "
+                f"criterion {crit!r} produces no {stat!r}; it produces "
+                f"{', '.join(sorted(set(made)))}"
+            )
 
 
 def card(
@@ -129,10 +173,12 @@ def card(
 
     from metaeval.cli._common import Interrupted, load_plugins
     from metaeval.report import write_report
-    from metaeval.report.card import card_study, card_table
-    from metaeval.study import load_results, load_spec, run_study
+    from metaeval.report.card import card_study, write_card
+    from metaeval.study import load_spec, run_study
 
     load_plugins(plugin)
+    if out is not None:
+        writable(out, "--out", folder=True)
     baselines = [m.strip() for m in re.split(r",(?![^()]*\))", against) if m.strip()]
     try:
         text = card_study(measure, baselines, world, [str(p) for p in plugin or []])
@@ -150,18 +196,68 @@ def card(
             "same command to resume"
         )
     written = write_report(out)
-    table = card_table(load_results(out), spec.labels[0])
-    (out / "report" / "card.md").write_text(_card_markdown(spec.labels[0], table, written))
-    typer.echo(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    typer.echo(f"\nreport card: {out / 'report' / 'card.md'}; full report: {written['html']}")
-
-
-def _card_markdown(measure: str, table, written) -> str:
-    from metaeval.report.document import markdown_table
-
-    return (
-        f"# Report card: {measure}\n\nHow {measure} ranks among the baselines on each "
-        "criterion (rank 1 is the best; means over worlds, replicates and trials). The "
-        f"full report, with figures, is [index.html](index.html).\n\n"
-        f"{markdown_table(table)}\n"
+    card_files = write_card(out, spec.labels[0])
+    table = card_files["table"].copy()
+    typer.echo(
+        f"Report card of {spec.labels[0]} against {', '.join(spec.labels[1:])} "
+        "(rank 1 is the best):\n"
     )
+    typer.echo(table.to_string(index=False, na_rep="-", float_format=lambda v: f"{v:.3f}"))
+    typer.echo(
+        f"\nreport card: {card_files['html']} (and {card_files['md'].name}); "
+        f"full report: {written['html']}"
+    )
+
+
+def quickstart(
+    out: Annotated[
+        Path, typer.Option(help="Where the study's results and report go.", file_okay=False)
+    ] = Path("metaeval-quickstart"),
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = 2,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+) -> None:
+    """Run the quickstart study (five measures on a simulated collection, every criterion),
+    write its report and print a summary: what the tool is for, in under a minute."""
+    from metaeval.cli._common import Interrupted
+    from metaeval.report import build, write_report
+    from metaeval.report.card import quickstart_summary
+    from metaeval.study import load_spec, run_study
+    from metaeval.study.spec import study_file
+
+    try:
+        spec = load_spec(study_file("quickstart.toml"))
+    except (ValueError, OSError) as err:
+        fail(str(err))
+    if not quiet:
+        typer.echo(f"Running {spec.path.name}: {' '.join(spec.description.split())}", err=True)
+    try:
+        summary = run_study(spec, out, jobs=jobs, quiet=quiet)
+    except (ValueError, OSError) as err:
+        fail(str(err))
+    if summary.interrupted:
+        raise Interrupted(
+            f"interrupted: {summary.completed} task(s) saved in {out}; run the "
+            "same command to resume"
+        )
+    written = write_report(out)
+    _, _, frames = build(out)
+    table = quickstart_summary(frames["summary"])
+    world = spec.worlds[0]
+    typer.echo(
+        f"\nEach measure on a simulated {world.preset} collection ({world.n_topics} topics, "
+        f"{world.n_systems} systems; means over {world.replicates} draws and "
+        f"{max(d.trials for d in spec.degraders)} trials):"
+    )
+    typer.echo(table.to_string(na_rep="-", float_format=lambda v: f"{v:.3f}"))
+    typer.echo(
+        "  tau: Kendall's tau_b between rankings of the systems (1 = the same ranking); "
+        "power: share of\n  system pairs significantly different; RMS: error of the "
+        "precision-recall curve inferred\n  from the value (lower = more informative; "
+        "'-': the measure has no max-ent expectation).\n  Higher is better everywhere else."
+    )
+    verdicts = frames.get("claims")
+    if verdicts is not None and len(verdicts):
+        typer.echo("\nClaims:")
+        for row in verdicts.itertuples(index=False):
+            typer.echo(f"  {row.claim} ({row.world}): {row.verdict} - {row.text}")
+    typer.echo(f"\nreport: {written['html']} (and {written['md']})")

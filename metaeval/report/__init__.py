@@ -59,16 +59,20 @@ class _Report:
         planned = list(dict.fromkeys(data["planned"].get("measure", pd.Series(dtype=str))))
         seen = list(dict.fromkeys(results["measure"])) if len(results) else []
         self.order = [m for m in planned if m] + [m for m in seen if m and m not in planned]
+        self.worlds = [str(w.get("id")) for w in spec.get("worlds", [])]
         self.results = self.in_order(results)
         self.summary = summarise(self.results)
 
     def in_order(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """Rows sorted by the study's order of measures (stable otherwise)."""
+        """Rows sorted by the study's order of worlds, then of measures (stable otherwise)."""
         if frame is None or frame.empty or "measure" not in frame:
             return frame
         rank = {m: i for i, m in enumerate(self.order)}
-        key = frame["measure"].map(lambda m: rank.get(m, len(rank)))
-        return frame.iloc[np.argsort(key.to_numpy(), kind="stable")].reset_index(drop=True)
+        keys = [frame["measure"].map(lambda m: rank.get(m, len(rank))).to_numpy()]
+        if "world" in frame:
+            worlds = {w: i for i, w in enumerate(self.worlds)}
+            keys.append(frame["world"].map(lambda w: worlds.get(w, len(worlds))).to_numpy())
+        return frame.iloc[np.lexsort(keys)].reset_index(drop=True)
 
     def pivot(
         self, statistic: str, *, other: str | None = None, kind: str | None = None
@@ -206,10 +210,11 @@ def build(directory: str | Path) -> tuple[str, list[doc.Block], dict]:
     if len(verdicts):
         frames["claims"] = verdicts
         blocks += _claims(verdicts)
-    for kind, section in SECTIONS.items():
+    kinds = list(dict.fromkeys(rep.results["kind"])) if len(rep.results) else []
+    for kind in [*SECTIONS, *(k for k in kinds if k not in SECTIONS)]:
         rows = rep.results[rep.results["kind"] == kind] if len(rep.results) else rep.results
         if len(rows):
-            blocks += section(rep, rows)
+            blocks += SECTIONS.get(kind, _generic)(rep, rows)
     blocks += _top_heaviness(analytic)
     blocks += _reproduce(directory, data)
     return title, blocks, frames
@@ -250,7 +255,8 @@ def _checks_only(analytic: pd.DataFrame | None) -> pd.DataFrame | None:
 
 # ------------------------------------------------------------------------------ claims
 def _claims(verdicts: pd.DataFrame) -> list[doc.Block]:
-    worlds = list(dict.fromkeys(verdicts["world"]))
+    seen = list(dict.fromkeys(verdicts["world"]))
+    worlds = [w for w in seen if w != "(analytic)"] + [w for w in seen if w == "(analytic)"]
     wide = verdicts.pivot_table(
         index="claim", columns="world", values="verdict", aggfunc="first", sort=False
     )
@@ -423,14 +429,14 @@ def _significance(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
             "misses",
         ]
     )
-    wide["false_alarm_share"] = wide["false_alarms"] / wide["n_significant"].where(
-        wide["n_significant"] > 0
+    wide["false_alarm_share"] = (
+        100 * wide["false_alarms"] / wide["n_significant"].where(wide["n_significant"] > 0)
     )
     wide = wide.rename(
         columns={
             "n_significant": "significant (damaged)",
             "false_alarms": "of which not with full",
-            "false_alarm_share": "share not with full",
+            "false_alarm_share": "% of them not with full",
             "reversals": "reversed",
             "misses": "lost",
         }
@@ -573,6 +579,7 @@ def _informativeness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     wide.columns = [f"RMS, grade >= {c:g}" for c in wide.columns]
     lists = n.pivot_table(index=["world", "measure"], columns="x", values="mean", sort=False)
     lists.columns = [f"lists, grade >= {c:g}" for c in lists.columns]
+    lists = lists.round().astype("Int64")  # counts (a mean over replicates, rounded)
     table = rep.sorted_rows(wide.join(lists).reset_index())
     bars = d.rename(columns={"x": "threshold", "mean": "rms"})
     return [
@@ -647,6 +654,32 @@ def _collection(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
             "Each statistic on each collection (dot: mean; bar: range over replicates)",
         ),
         doc.table(wide.reset_index(), "collection", "Collection statistics"),
+    ]
+
+
+def _generic(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    """A criterion the report has no section for (a plugin's): its statistics as a table,
+    means over trials and replicates, one row per world, level, measure (and other)."""
+    kind = str(rows["kind"].iloc[0])
+    s = rep.summary[rep.summary["kind"] == kind]
+    index = ["world", "degrader", "level", "measure"]
+    if (s["other"] != "").any():
+        index.append("other")
+    if s["x"].notna().any():
+        index.append("x")
+    wide = s.pivot_table(index=index, columns="statistic", values="mean", sort=False)
+    wide.columns.name = None
+    table = rep.sorted_rows(wide.reset_index())
+    if (table["degrader"] == "").all():
+        table = table.drop(columns=["degrader", "level"])
+    title = kind.replace("_", " ")
+    return [
+        doc.heading(title[:1].upper() + title[1:]),
+        doc.text(
+            f"The statistics of the `{kind}` criterion (a plugin of this study: its "
+            "documentation says what they mean), means over trials and replicates."
+        ),
+        doc.table(table, kind, f"{title[:1].upper() + title[1:]}: every statistic"),
     ]
 
 

@@ -114,7 +114,17 @@ def _world_block(world: str) -> str:
             w[key] = str(base / value) if not Path(value).is_absolute() else value
         elif isinstance(value, list):
             w[key] = [str(base / v) if not Path(v).is_absolute() else v for v in value]
-    return "[[worlds]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in w.items())
+    return "[[worlds]]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in w.items())
+
+
+def _toml(value) -> str:
+    """A TOML value: strings, numbers and booleans as JSON writes them, arrays, inline
+    tables."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return json.dumps(value)
 
 
 def card_study(
@@ -127,24 +137,30 @@ def card_study(
     """The study file (TOML text) of a measure's report card."""
     from metaeval.measures import canonical_name
 
-    names = [canonical_name(measure)] + [
-        canonical_name(m) for m in against if canonical_name(m) != canonical_name(measure)
-    ]
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", names[0]).strip("-")[:40] or "measure"
+    # measures keep the spelling they were given as their label (RBP(p=0.8) stays that,
+    # where its canonical name, RBP, would hide the default p)
+    given = [measure] + [m for m in against if canonical_name(m) != canonical_name(measure)]
+    given = list({canonical_name(m): m.strip() for m in reversed(given)}.values())[::-1]
+    names = [canonical_name(m) for m in given]
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", given[0]).strip("-")[:40] or "measure"
     lines = [
         "schema = 1",
         "",
         "[study]",
         f'name = "card-{slug}"',
         f"seed = {seed}",
-        f'description = "Report card of {names[0]} against {", ".join(names[1:])}."',
+        f'description = "Report card of {given[0]} against {", ".join(given[1:])}."',
         f"plugins = {json.dumps([str(Path(p).resolve()) for p in plugins])}",
         "",
         _world_block(world),
         '[[degraders]]\nid = "sampled"\nmethod = "stratified"\nlevels = [50, 20, 10]\ntrials = 5\n',
         '[[degraders]]\nid = "pool"\nmethod = "pool_depth"\nlevels = [20, 10, 5]\n',
         "[measures]",
-        f"names = {json.dumps(names)}",
+        "names = ["
+        + ", ".join(
+            f"{{ name = {json.dumps(n)}, label = {json.dumps(g)} }}" for n, g in zip(names, given)
+        )
+        + "]",
         "",
         '[[criteria]]\nkind = "robustness"\nagainst = ["full", "truth"]\n'
         'statistics = ["tau_b", "tau_ap"]\n',
@@ -165,7 +181,8 @@ def _lowest(results: pd.DataFrame, degrader: str) -> str | None:
 
 def card_table(results: pd.DataFrame, measure: str) -> pd.DataFrame:
     """Rank of ``measure`` among every measure of the results, on each criterion of the
-    battery (mean over worlds, replicates and trials; rank 1 is the best)."""
+    battery (mean over worlds, replicates and trials; rank 1 is the best). A criterion the
+    measure has no value for is listed with an empty rank and the reason."""
     rows = []
     for crit, stat, against, level, x, higher, what in BATTERY:
         d = results[
@@ -182,10 +199,27 @@ def card_table(results: pd.DataFrame, measure: str) -> pd.DataFrame:
         d = d[d["level"] == level]
         if x is not None:
             d = d[np.isclose(d["x"].astype(float), float(x))]
-        means = d.groupby("measure")["value"].mean().dropna()
-        if measure not in means or len(means) < 2:
+        means = d.groupby("measure", sort=False)["value"].mean().dropna()
+        if len(means) < 2 and measure not in means:
             continue
-        ranked = means.sort_values(ascending=not higher)
+        if measure not in means:
+            why = (
+                "no maximum-entropy expectation"
+                if crit == "informativeness"
+                else "not computed for this measure"
+            )
+            rows.append(
+                {
+                    "criterion": what,
+                    "value": np.nan,
+                    "rank": f"n/a: {why}",
+                    "best baseline": means.idxmax() if higher else means.idxmin(),
+                    "its value": means.max() if higher else means.min(),
+                    "better is": "higher" if higher else "lower",
+                }
+            )
+            continue
+        ranked = means.sort_values(ascending=not higher, kind="stable")
         rank = int(list(ranked.index).index(measure)) + 1
         best_other = ranked.drop(measure).index[0]
         rows.append(
@@ -198,32 +232,171 @@ def card_table(results: pd.DataFrame, measure: str) -> pd.DataFrame:
                 "better is": "higher" if higher else "lower",
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(
+        rows, columns=["criterion", "value", "rank", "best baseline", "its value", "better is"]
+    )
+
+
+def card_values(results: pd.DataFrame) -> pd.DataFrame:
+    """Every measure's value on each criterion of the battery (mean over worlds, replicates
+    and trials): ``criterion, measure, value, higher_is_better`` (for the card's figure)."""
+    rows = []
+    for crit, stat, against, level, x, higher, what in BATTERY:
+        d = results[
+            (results["kind"] == crit)
+            & (results["statistic"] == stat)
+            & (results["other"] == against)
+        ]
+        if level.startswith("lowest:"):
+            degrader = level.split(":", 1)[1]
+            level = _lowest(results, degrader)
+            d = d[d["degrader"] == degrader]
+        if level is None:
+            continue
+        d = d[d["level"] == level]
+        if x is not None:
+            d = d[np.isclose(d["x"].astype(float), float(x))]
+        for m, v in d.groupby("measure", sort=False)["value"].mean().dropna().items():
+            rows.append({"criterion": what, "measure": m, "value": v, "higher_is_better": higher})
+    return pd.DataFrame(rows, columns=["criterion", "measure", "value", "higher_is_better"])
+
+
+def agreement_table(results: pd.DataFrame, measure: str) -> pd.DataFrame:
+    """Kendall's tau_b and tau_AP between ``measure``'s ranking of the systems and each
+    baseline's, under the full judgments (mean over worlds and replicates)."""
+    d = results[
+        (results["kind"] == "agreement")
+        & (results["level"] == "full")
+        & ((results["measure"] == measure) | (results["other"] == measure))
+    ]
+    if d.empty:
+        return pd.DataFrame(columns=["baseline", "tau_b", "tau_AP"])
+    # tau_b is symmetric; tau_AP rows with the baseline as the reference ranking
+    baseline = np.where(d["measure"] == measure, d["other"], d["measure"])
+    d = d.assign(baseline=baseline)
+    tau_b = d[d["statistic"] == "tau_b"].groupby("baseline", sort=False)["value"].mean()
+    ap = d[(d["statistic"] == "tau_ap") & (d["other"] == measure)]
+    tau_ap = ap.groupby("baseline", sort=False)["value"].mean()
+    out = pd.DataFrame({"tau_b": tau_b, "tau_AP": tau_ap}).rename_axis("baseline")
+    return out.sort_values("tau_b", ascending=False).reset_index()
+
+
+def write_card(directory: str | Path, measure: str, out: str | Path | None = None) -> dict:
+    """Write the one-page report card of ``measure`` from a finished card study: ``card.md``
+    (with its figure and tables) and a self-contained ``card.html``, beside the study's full
+    report (``<directory>/report`` by default).
+
+    Returns
+    -------
+    dict
+        ``{"md": path, "html": path, "table": the ranking table}``.
+    """
+    import json as _json
+
+    from metaeval.report import document as doc
+    from metaeval.report import figures as fig
+    from metaeval.study.store import load_results
+
+    directory = Path(directory)
+    folder = Path(out) if out is not None else directory / "report"
+    folder.mkdir(parents=True, exist_ok=True)
+    results = load_results(directory)
+    table = card_table(results, measure)
+    agreement = agreement_table(results, measure)
+    values = card_values(results)
+    spec = tomllib.loads((directory / "study.toml").read_text(encoding="utf-8"))
+    manifest = _json.loads((directory / "manifest.json").read_text())
+    names = spec.get("measures", {}).get("names", [])
+    baselines = [n if isinstance(n, str) else n.get("label", n.get("name", "")) for n in names][1:]
+    worlds = "; ".join(
+        f"{w.get('id')} ("
+        + (
+            f"simulated {w.get('preset')}: {w.get('n_topics')} topics, {w.get('n_systems')} "
+            f"systems, {w.get('replicates', 1)} replicates"
+            if w.get("kind") == "simulator"
+            else f"TREC files {Path(str(w.get('qrels'))).name}"
+        )
+        + ")"
+        for w in spec.get("worlds", [])
+    )
+    blocks = [
+        doc.text(
+            f"How **{measure}** ranks among {len(baselines)} baselines ({', '.join(baselines)}) "
+            f"on each criterion of metaeval's battery, on {worlds}. Rank 1 is the best; "
+            "values are means over worlds, replicates and trials. Seed "
+            f"{manifest.get('seed')}."
+        ),
+        doc.table(table, "card", "Rank on each criterion"),
+    ]
+    if len(values):
+        blocks.append(
+            doc.figure(
+                fig.card_dots(values, measure),
+                "card",
+                f"Every measure on each criterion; {measure} in red, the best end to the right",
+            )
+        )
+    if len(agreement):
+        blocks += [
+            doc.text(
+                f"Agreement with the baselines: Kendall's tau_b (and tau_AP, the baseline's "
+                f"ranking taken as the truth) between {measure}'s ranking of the systems and "
+                "each baseline's, under the full judgments. Near 1: it ranks systems as that "
+                "baseline does (it adds little as a second opinion); low: it sees something "
+                "else."
+            ),
+            doc.table(agreement, "card_agreement", "Agreement with each baseline"),
+        ]
+    blocks.append(
+        doc.text(
+            "The full report of the card's study, with every figure and table: "
+            "[index.html](index.html) ([index.md](index.md))."
+        )
+    )
+    title = f"Report card: {measure}"
+    md = doc.write_markdown(blocks, folder, title, name="card.md")
+    html = doc.write_html(blocks, folder / "card.html", title)
+    return {"md": md, "html": html, "table": table}
 
 
 def quickstart_summary(summary: pd.DataFrame) -> pd.DataFrame:
-    """Measures as rows, a few telling numbers as columns (means over worlds and trials)."""
+    """Measures as rows, a few telling numbers as columns (means over worlds and trials), in
+    the study's order of measures; a measure a criterion does not apply to is NaN."""
+    # (kind, statistic, other, degrader, level, x): the quickstart's degraders are "sampled"
+    # (stratified, % kept) and "pool" (pool depth); both have a level "10"
     picks = {
-        "tau vs full, 10% judged": ("robustness", "tau_b", "full", "10", None),
-        "tau vs truth, full": ("robustness", "tau_b", "truth", "full", None),
-        "power, full": ("discriminative_power", "power", "", "full", None),
-        "power, 10%": ("discriminative_power", "power", "", "10", None),
-        "tau, 10 topics": ("stability", "tau_subset", "", "full", 10),
-        "RMS (informativeness)": ("informativeness", "rms", "", "full", 1),
+        "tau vs full, 10% judged": ("robustness", "tau_b", "full", "sampled", "10", None),
+        "tau vs full, depth-5 pool": ("robustness", "tau_b", "full", "pool", "5", None),
+        "tau vs truth, full": ("robustness", "tau_b", "truth", "", "full", None),
+        "power, full": ("discriminative_power", "power", "", "", "full", None),
+        "power, 10% judged": ("discriminative_power", "power", "", "sampled", "10", None),
+        "tau, 10 topics": ("stability", "tau_subset", "", "", "full", 10),
+        "RMS": ("informativeness", "rms", "", "", "full", 1),
     }
+    order = list(dict.fromkeys(summary["measure"])) if len(summary) else []
     table = {}
-    for column, (kind, stat, other, level, x) in picks.items():
+    for column, (kind, stat, other, degrader, level, x) in picks.items():
         d = summary[
             (summary["kind"] == kind)
             & (summary["statistic"] == stat)
             & (summary["other"] == other)
+            & (summary["degrader"] == degrader)
             & (summary["level"] == level)
         ]
         if x is not None:
             d = d[np.isclose(d["x"].astype(float), float(x))]
         if len(d):
             table[column] = d.groupby("measure", sort=False)["mean"].mean()
-    return pd.DataFrame(table)
+    frame = pd.DataFrame(table)
+    return frame.reindex([m for m in order if m in frame.index])
 
 
-__all__ = ["card_study", "card_table", "quickstart_summary", "BATTERY"]
+__all__ = [
+    "card_study",
+    "card_table",
+    "card_values",
+    "agreement_table",
+    "write_card",
+    "quickstart_summary",
+    "BATTERY",
+]

@@ -32,7 +32,9 @@ What is compared can be narrowed or transformed, in every kind but ``analytic``:
 
 ``against``
     The other side of a pairwise statistic: the reference ranking of a robustness statistic
-    (``"full"``, ``"truth"``), or the other measure of an agreement; a list checks every one.
+    (``"full"``, ``"truth"``), or the other measure of an agreement; a list checks every one
+    (``against_mode = "mean"``: the statistic averaged over the list instead, a measure's
+    own entry left out: "the measure least like the others").
 ``degrader``, ``x``
     The degrader of ``level`` (needed when several have it); ``x``: the topic-set size of a
     stability statistic, the relevance threshold of an informativeness one (a list: the
@@ -185,7 +187,12 @@ class _Data:
 
     def values(self, check: dict, world: str, measure: str, level: str, against) -> pd.Series:
         """The compared quantity of one measure, with ``per``, ``relative_to`` and
-        ``change_from`` applied."""
+        ``change_from`` applied; ``against`` a tuple: averaged over those references (the
+        measure itself left out)."""
+        if isinstance(against, tuple):
+            refs = [a for a in against if a != measure]
+            parts = [self.values(check, world, measure, level, a) for a in refs]
+            return pd.concat(parts, axis=1).mean(axis=1).dropna()
         v = self.series(check, world, measure, level, against)
         if v.empty:
             raise _NoData(
@@ -223,9 +230,12 @@ def _broadcast(base: pd.Series, like: pd.Series) -> np.ndarray:
 
 
 def _contexts(check: dict) -> list[tuple[str, object]]:
-    """(level, against) pairs the claim must hold at."""
+    """(level, against) pairs the claim must hold at; with ``against_mode = "mean"`` the
+    references are one context (the statistic averaged over them)."""
     levels = [str(lv) for lv in _as_list(check.get("levels"))] or [str(check.get("level", FULL))]
     against = _as_list(check.get("against")) or [None]
+    if check.get("against_mode") == "mean":
+        against = [tuple(against)]
     return list(itertools.product(levels, against))
 
 
@@ -233,7 +243,9 @@ def _where(level: str, against, many_levels: bool, many_against: bool) -> str:
     parts = []
     if many_levels:
         parts.append("full judgments" if level == FULL else f"level {level}")
-    if many_against and against is not None:
+    if isinstance(against, tuple):
+        parts.append("mean over the other measures")
+    elif many_against and against is not None:
         parts.append(f"against {against}")
     return f" ({', '.join(parts)})" if parts else ""
 
@@ -263,6 +275,8 @@ def _order(data: _Data, check: dict, world: str) -> tuple[str, str]:
         # a measure is not compared with itself, nor against itself as the reference
         g_side = [m for m in greater if m != against]
         t_side = [m for m in than if m != against]
+        if not g_side or not t_side:
+            continue
         if check.get("mode", "each") == "mean":
             a = pd.concat([val(m) for m in g_side], axis=1).mean(axis=1)
             b = pd.concat([val(m) for m in t_side], axis=1).mean(axis=1)
@@ -286,13 +300,19 @@ def _order(data: _Data, check: dict, world: str) -> tuple[str, str]:
             first, second, x, y, sign = (
                 (g, t, a.mean(), b.mean(), 1) if word == "above" else (t, g, b.mean(), a.mean(), -1)
             )
-            text = f"{first} {_num(x)} vs {second} {_num(y)}{where}: difference " + _spread(
-                sign * mean, *sorted((sign * lo, sign * hi)), n
+            changed = "change_from" in check
+            text = (
+                f"{first} {_num(x, changed)} vs {second} {_num(y, changed)}{where}: difference "
+                + _spread(sign * mean, *sorted((sign * lo, sign * hi)), n)
+                + (f", claimed beyond {tol:g}" if tol else "")
             )
-            outcomes.append((verdict, lo, text))
+            outcomes.append((verdict, lo - tol, text))
     if not outcomes:
         return UNSURE, "no saved values"
-    return _combine([o[0] for o in outcomes]), _summarise(outcomes, "pairs")
+    out = _summarise(outcomes, "pairs")
+    if "change_from" in check:
+        out = f"Change from {check['change_from']}: {out}"
+    return _combine([o[0] for o in outcomes]), out
 
 
 def _summarise(outcomes: list[tuple[str, float, str]], what: str) -> str:
@@ -301,7 +321,7 @@ def _summarise(outcomes: list[tuple[str, float, str]], what: str) -> str:
         return outcomes[0][2]
     held = sum(1 for v, _, _ in outcomes if v == HOLDS)
     out = [f"{held} of {len(outcomes)} {what} hold"]
-    for verdict, label in ((FAILS, "does not hold for"), (UNSURE, "inconclusive for")):
+    for verdict, label in ((FAILS, "Does not hold for"), (UNSURE, "Inconclusive for")):
         these = sorted((o for o in outcomes if o[0] == verdict), key=lambda o: o[1])
         if these:
             shown = "; ".join(o[2] for o in these[:3])
@@ -309,7 +329,7 @@ def _summarise(outcomes: list[tuple[str, float, str]], what: str) -> str:
             out.append(f"{label}: {shown}{more}")
     if held == len(outcomes):
         worst = min(outcomes, key=lambda o: o[1])
-        out.append(f"closest: {worst[2]}")
+        out.append(f"Closest: {worst[2]}")
     return ". ".join(out)
 
 

@@ -178,8 +178,9 @@ def _slug(text: str) -> str:
 
 
 # ------------------------------------------------------------------------------ writers
-def write_markdown(blocks: list[Block], folder: Path, title: str) -> Path:
-    """``index.md`` with its figures under ``figures/`` and tables under ``tables/``."""
+def write_markdown(blocks: list[Block], folder: Path, title: str, name: str = "index.md") -> Path:
+    """``index.md`` (or ``name``) with its figures under ``figures/`` and tables under
+    ``tables/``."""
     (folder / "figures").mkdir(parents=True, exist_ok=True)
     (folder / "tables").mkdir(parents=True, exist_ok=True)
     out = [f"# {title}", ""]
@@ -215,7 +216,7 @@ def write_markdown(blocks: list[Block], folder: Path, title: str) -> Path:
                 out += [f"*{b.text}*", ""]
         elif b.kind == "code":
             out += [f"```{b.name}", b.text.rstrip("\n"), "```", ""]
-    path = folder / "index.md"
+    path = folder / name
     path.write_text("\n".join(out), encoding="utf-8")
     return path
 
@@ -280,10 +281,12 @@ def write_html(blocks: list[Block], path: Path, title: str) -> Path:
 
 def _inline(body: str) -> str:
     """Escape, then render the little Markdown the report's own text uses: `code`, **bold**,
-    *italics*."""
+    *italics*, and links to files beside the page (``[text](card.md)``)."""
     s = html.escape(body)
     s = re.sub(r"`([^`]+)`", r"<code>\1</code>", s)
     s = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", s)
+    # links to files beside the page only (a report has no external reference)
+    s = re.sub(r"\[([^\]]+)\]\(([\w./-]+)\)", r'<a href="\2">\1</a>', s)
     s = re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"<em>\1</em>", s)
     return s
 

@@ -52,33 +52,48 @@ def measure_palette(measures: Sequence[str]) -> dict[str, tuple]:
     import seaborn as sns
 
     bases = list(dict.fromkeys(base_measure(m) for m in measures))
-    colours = sns.color_palette("tab10" if len(bases) <= 10 else "husl", len(bases))
-    by_base = dict(zip(bases, colours))
+    # tab10's ten distinct colours, repeated beyond ten (the markers still tell them apart:
+    # evenly spaced hues would make neighbours indistinguishable)
+    colours = sns.color_palette("tab10", 10)
+    by_base = {b: colours[i % 10] for i, b in enumerate(bases)}
     return {m: by_base[base_measure(m)] for m in measures}
 
 
 def measure_markers(measures: Sequence[str]) -> dict[str, str]:
-    """Marker of every measure: one per base measure (so that lines of close colours still
-    differ), shared with its condensed variant."""
+    """Marker of every measure: one per base measure, shared with its condensed variant; the
+    markers cycle in step with the colours shifted, so that no two of the first 60 base
+    measures share both colour and marker."""
     bases = list(dict.fromkeys(base_measure(m) for m in measures))
-    by_base = {b: MARKERS[i % len(MARKERS)] for i, b in enumerate(bases)}
+    by_base = {b: MARKERS[(i + i // 10) % len(MARKERS)] for i, b in enumerate(bases)}
     return {m: by_base[base_measure(m)] for m in measures}
 
 
 def _figure(
-    n_panels: int, *, width: float = 3.7, height: float = 3.0, cols: int | None = None, legend=0
+    n_panels: int,
+    *,
+    width: float = 3.7,
+    height: float = 3.0,
+    cols: int | None = None,
+    legend: Sequence[str] | int = 0,
 ):
-    """A grid of panels, at most :data:`MAX_WIDTH` wide; ``legend`` rows of legend below."""
+    """A grid of panels, at most :data:`MAX_WIDTH` wide, with room under them for a legend:
+    ``legend`` is the labels it will hold (the figure is widened so that many labels fit in a
+    few rows) or a number of legend rows."""
     from matplotlib.figure import Figure
 
     n_panels = max(n_panels, 1)
     cols = cols or max(1, min(n_panels, int(MAX_WIDTH // width)))
     rows = int(np.ceil(n_panels / cols))
     width = min(width, MAX_WIDTH / cols)
-    fig = Figure(
-        figsize=(width * cols, height * rows + 0.22 * legend),
-        layout="constrained",
-    )
+    total = width * cols
+    if isinstance(legend, int):
+        legend_rows = legend
+    else:
+        labels = list(legend)
+        if len(labels) > 4 and total < 7.0:  # one small panel and many labels: widen
+            total = min(MAX_WIDTH, 7.0)
+        legend_rows = _legend_rows(labels, total)[1] + 1 if labels else 0
+    fig = Figure(figsize=(total, height * rows + 0.2 * legend_rows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False).ravel())
     for ax in axes[n_panels:]:
         ax.set_visible(False)
@@ -147,7 +162,8 @@ def _lines(
             drawstyle=drawstyle,
         )
         if band and (d["hi"] > d["lo"]).any():
-            ax.fill_between(d[x], d["lo"], d["hi"], color=palette[m], alpha=0.1, linewidth=0)
+            alpha = 0.1 if len(palette) <= 6 else 0.05
+            ax.fill_between(d[x], d["lo"], d["hi"], color=palette[m], alpha=alpha, linewidth=0)
 
 
 def _finish(fig, axes, title: str = "measure") -> None:
@@ -166,10 +182,6 @@ def _finish(fig, axes, title: str = "measure") -> None:
                 frameon=False,
             )
             return
-
-
-def _legend_height(measures: Sequence[str], width: float) -> int:
-    return _legend_rows(list(measures), width)[1] + 1
 
 
 def robustness_curves(
@@ -216,7 +228,7 @@ def _per_level(
     # the full-judgment rows (degrader "") join every degrader's panel of their world
     panels = [(w, g) for w, g in panels if g != ""] or panels
     measures = list(dict.fromkeys(d["measure"]))
-    fig, axes = _figure(len(panels), legend=_legend_height(measures, MAX_WIDTH))
+    fig, axes = _figure(len(panels), legend=measures)
     palette = measure_palette(measures)
     for ax, (world, degrader) in zip(axes, panels):
         sub = d[(d["world"] == world) & d["degrader"].isin([degrader, ""])].copy()
@@ -303,7 +315,7 @@ def asl_curves(asl: pd.DataFrame, *, alpha: float | None = 0.05, ax=None) -> obj
         _asl_panel(ax, asl, palette, alpha, *(panels[0] if panels else ("", "", FULL)))
         ax.legend(fontsize="small")
         return ax.figure
-    fig, axes = _figure(len(panels), legend=_legend_height(measures, MAX_WIDTH))
+    fig, axes = _figure(len(panels), legend=measures)
     for ax_, (world, degrader, level) in zip(axes, panels):
         sub = asl[(asl["world"] == world) & (asl["degrader"] == degrader) & (asl["level"] == level)]
         _asl_panel(ax_, sub, palette, alpha, world, degrader, level)
@@ -355,7 +367,9 @@ def significance_bars(results: pd.DataFrame) -> object:
         )
         ax.set_title(f"{world} / {degrader} {level}", fontsize="medium")
         ax.set_xlabel("")
-        ax.set_ylabel("system pairs (mean over trials)")
+        # misses can outnumber the other changes a hundredfold: a log scale shows both
+        ax.set_yscale("symlog", linthresh=1)
+        ax.set_ylabel("system pairs (mean over trials; log scale)")
         ax.tick_params(axis="x", rotation=45, labelsize="small")
         for label in ax.get_xticklabels():
             label.set_horizontalalignment("right")
@@ -380,7 +394,7 @@ def stability_curves(results: pd.DataFrame, *, statistic: str = "tau_subset") ->
     hi = results[results["statistic"] == f"{statistic}_p975"]
     worlds = list(dict.fromkeys(d["world"]))
     measures = list(dict.fromkeys(d["measure"]))
-    fig, axes = _figure(len(worlds), legend=_legend_height(measures, MAX_WIDTH))
+    fig, axes = _figure(len(worlds), legend=measures)
     palette = measure_palette(measures)
     markers = measure_markers(measures)
     for ax, world in zip(axes, worlds):
@@ -509,11 +523,14 @@ def agreement_heatmap(
     names = [m for m in names if m in set(d["measure"]) | set(d["other"])]
     n = len(names)
     longest = max((len(m) for m in names), default=4)
-    side = max(2.6, 0.42 * n + 0.5)
+    side = max(2.4, 0.34 * n + 0.4)
     fig, axes = _figure(
-        len(worlds), width=side + 0.07 * longest + 0.9, height=side + 0.06 * longest + 0.4
+        len(worlds), width=side + 0.075 * longest + 1.0, height=side + 0.065 * longest + 0.5
     )
+    # the colour scale starts at the first tenth below the lowest value (0 at the most), so
+    # that differences between high correlations stay visible; the colour bar says where
     low = float(np.nanmin(d["value"])) if len(d) else 0.0
+    low = min(0.0, low) if low < 0 else min(np.floor(low * 10) / 10, 0.9)
     for ax, world in zip(axes, worlds):
         sub = d[d["world"] == world]
         mat = sub.groupby(["measure", "other"])["value"].mean().unstack()
@@ -523,12 +540,12 @@ def agreement_heatmap(
         sns.heatmap(
             mat,
             ax=ax,
-            vmin=min(0.0, low),
+            vmin=low,
             vmax=1.0,
             cmap="viridis",
             annot=n <= 14,
             fmt=".2f",
-            annot_kws={"size": 8 if n <= 10 else 7},
+            annot_kws={"size": 7.5 if n <= 8 else 6.5},
             square=True,
             cbar=ax is axes[-1],
             cbar_kws={"label": _label(statistic), "shrink": 0.7},
@@ -564,9 +581,7 @@ def top_heaviness_curves(frame: pd.DataFrame, *, y: str = "value") -> object:
         raise ValueError(f"frame lacks columns {sorted(missing)}; pass top_heaviness() output")
     panels = sorted(frame["n_relevant"].unique())
     measures = list(dict.fromkeys(frame["measure"]))
-    fig, axes = _figure(
-        len(panels), width=4.2, height=3.3, legend=_legend_height(measures, MAX_WIDTH)
-    )
+    fig, axes = _figure(len(panels), width=4.2, height=3.3, legend=measures)
     palette = measure_palette(measures)
     markers = measure_markers(measures)
     for ax, big_r in zip(axes, panels):
@@ -621,6 +636,65 @@ def collection_panels(frame: pd.DataFrame, statistics: Sequence[str] | None = No
     return fig
 
 
+def card_dots(values: pd.DataFrame, highlight: str) -> object:
+    """A report card at a glance: one row per criterion, every measure's value as a dot on it
+    (the best end to the right), the measure under study in red and labelled, the others
+    grey.
+
+    ``values`` has columns ``criterion``, ``measure``, ``value`` and ``higher_is_better``
+    (:func:`metaeval.report.card.card_values`).
+    """
+    criteria = list(dict.fromkeys(values["criterion"]))
+    fig, axes = _figure(len(criteria), width=MAX_WIDTH, height=1.1, cols=1)
+    for ax, crit in zip(axes, criteria):
+        d = values[values["criterion"] == crit]
+        higher = bool(d["higher_is_better"].iloc[0])
+        others = d[d["measure"] != highlight]
+        mine = d[d["measure"] == highlight]
+        ax.scatter(others["value"], np.zeros(len(others)), s=28, color="#888888", zorder=2)
+        # labels alternate between two rows, so that close dots keep readable labels
+        ranked = others.sort_values("value", kind="stable")
+        for i, (v, m) in enumerate(zip(ranked["value"], ranked["measure"])):
+            ax.annotate(
+                m,
+                (v, 0),
+                xytext=(0, -8 - 10 * (i % 2)),
+                textcoords="offset points",
+                ha="center",
+                va="top",
+                fontsize="x-small",
+                color="#555555",
+            )
+        if len(mine):
+            v = float(mine["value"].iloc[0])
+            ax.scatter([v], [0], s=70, color="#d62728", zorder=3)
+            ax.annotate(
+                highlight,
+                (v, 0),
+                xytext=(0, 8),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize="small",
+                color="#d62728",
+                fontweight="bold",
+            )
+        lo, hi = float(d["value"].min()), float(d["value"].max())
+        pad = max((hi - lo) * 0.12, 0.01)
+        ax.set_xlim(lo - pad, hi + pad)
+        if not higher:
+            ax.invert_xaxis()
+        ax.set_ylim(-1, 1)
+        ax.set_yticks([])
+        for side in ("left", "right", "top"):
+            ax.spines[side].set_visible(False)
+        ax.set_title(
+            f"{crit} ({'higher' if higher else 'lower'} is better)", fontsize="small", loc="left"
+        )
+        ax.tick_params(axis="x", labelsize="x-small")
+    return fig
+
+
 def _world_colours(n: int) -> list:
     import seaborn as sns
 
@@ -655,4 +729,5 @@ __all__ = [
     "agreement_heatmap",
     "top_heaviness_curves",
     "collection_panels",
+    "card_dots",
 ]

@@ -818,7 +818,17 @@ def _criterion(t: _Table, degraders: tuple[DegraderSpec, ...]) -> CriterionSpec:
 
 
 # what every check can narrow or transform (see metaeval.report.claims)
-_MODIFIERS = {"against", "degrader", "x", "worlds", "per", "relative_to", "change_from", "absolute"}
+_MODIFIERS = {
+    "against",
+    "against_mode",
+    "degrader",
+    "x",
+    "worlds",
+    "per",
+    "relative_to",
+    "change_from",
+    "absolute",
+}
 _CHECK_KEYS = {
     "order": (
         {"criterion", "statistic", "than"},
