@@ -452,6 +452,7 @@ def test_the_html_report_renders_in_a_headless_browser(saved, tmp_path):
         "--disable-component-update",
         "--disable-sync",
         "--no-first-run",
+        "--hide-scrollbars",
         f"--user-data-dir={tmp_path / 'profile'}",
     ]
     dom = subprocess.run(
@@ -469,3 +470,15 @@ def test_the_html_report_renders_in_a_headless_browser(saved, tmp_path):
     pixels = mpimg.imread(shot)
     # the page shows figures: many distinct colours, not a blank or error page
     assert len(np.unique(pixels.reshape(-1, pixels.shape[-1])[:, :3], axis=0)) > 100
+    # nothing spills out of the 1100-pixel column (wide tables scroll inside it): in a
+    # 1600-pixel window the outer 200 pixels on each side stay blank
+    wide = tmp_path / "wide.png"
+    subprocess.run(
+        [CHROMIUM, *flags, "--window-size=1600,3000", f"--screenshot={wide}", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+    )
+    rgb = mpimg.imread(wide)[:, :, :3]
+    assert rgb.shape[1] == 1600
+    margins = np.concatenate([rgb[:, :200], rgb[:, -200:]], axis=1)
+    assert (margins > 0.97).all(), "something is drawn outside the report's column"
