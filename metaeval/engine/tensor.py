@@ -37,6 +37,7 @@ values (they produce the same ranked hits, in the same order).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -67,6 +68,9 @@ SPARSE_SHARE = 0.5
 #: Run rows hashed against the judgments at once: bounds the build's temporary memory (about
 #: 30 bytes per row) without making the join any slower.
 _JOIN_ROWS = 1 << 23
+#: Threads joining batches of runs, and the rows from which the join is split between them.
+_THREADS = max(1, min(4, os.cpu_count() or 1))
+_PARALLEL_ROWS = 1_000_000
 #: Largest topics x distinct judged documents for which the join's integer side is a dense
 #: table (4 bytes a cell); past it, a binary search over sorted (topic, document) keys.
 _TABLE_CELLS = 50_000_000
@@ -125,6 +129,12 @@ class EvalTensor:
     judged_only: bool = False
     qrels: Qrels | None = field(default=None, repr=False)
     path: str = "auto"
+
+    def __post_init__(self):
+        # Entries are shared by every view of a tensor and handed to measures without copies:
+        # nothing may write to them.
+        for arr in self.given_entries or ():
+            arr.flags.writeable = False
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -196,15 +206,20 @@ class EvalTensor:
             )
 
         joiner = _Join(qrels)
-        parts = []
-        batch: list[int] = []
-        rows = 0
-        for s, run in enumerate(runs):
-            batch.append(s)
-            rows += len(run)
-            if rows >= _JOIN_ROWS or s == n_runs - 1:
-                parts.append(joiner.entries(runs, batch, list_topic, list_keep, n_topics))
-                batch, rows = [], 0
+        batches = _batches([len(run) for run in runs])
+        if len(batches) == 1:
+            parts = [joiner.entries(runs, batches[0], list_topic, list_keep, n_topics)]
+        else:
+            # Arrow's hash lookups and numpy release the GIL: batches of runs join in parallel.
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=min(len(batches), _THREADS)) as pool:
+                parts = list(
+                    pool.map(
+                        lambda b: joiner.entries(runs, b, list_topic, list_keep, n_topics),
+                        batches,
+                    )
+                )
         group, rank, row = (np.concatenate(p) for p in zip(*parts))
         if len(group) > 1 and not (group[1:] >= group[:-1]).all():
             # Lists given out of topic order (Run.from_ranked trusts its caller): restore the
@@ -344,11 +359,14 @@ class EvalTensor:
         flat = np.flatnonzero(doc_index.reshape(-1) < len(self.judgments))
         group = flat // self.depth
         rank = flat - group * self.depth
-        return (
+        entries = (
             group.astype(_group_dtype(self.n_runs, self.n_topics)),
             rank.astype(np.int32),
             doc_index.reshape(-1)[flat].astype(np.int32),
         )
+        for arr in entries:
+            arr.flags.writeable = False
+        return entries
 
     @property
     def entry_group(self) -> np.ndarray:
@@ -417,7 +435,9 @@ class EvalTensor:
     @cached_property
     def entry_codes(self) -> np.ndarray:
         """(E,) int8 current code of every entry (a grade, UNJUDGED or UNPOOLED)."""
-        return self.judgments[self.entry_row]
+        codes = self.judgments[self.entry_row]
+        codes.flags.writeable = False
+        return codes
 
     @cached_property
     def _current(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -583,6 +603,19 @@ _CACHED = (
     "_current",
     "_entries",
 )
+
+
+def _batches(sizes: list[int]) -> list[list[int]]:
+    """Runs (by position) in contiguous batches of about equal rows: at most ``_JOIN_ROWS``
+    each, and one per thread once there are ``_PARALLEL_ROWS`` rows or more."""
+    total = sum(sizes)
+    n = max(-(-total // _JOIN_ROWS), 1)
+    if total >= _PARALLEL_ROWS:
+        n = max(n, _THREADS)
+    bounds = np.cumsum(sizes)
+    # Run s goes to the batch its last row falls in.
+    which = np.minimum((bounds - 1) * n // max(total, 1), n - 1)
+    return [b for b in (np.flatnonzero(which == k).tolist() for k in range(n)) if b]
 
 
 def _group_dtype(n_runs: int, n_topics: int):

@@ -72,16 +72,17 @@ class RankedHits:
         :meth:`EvalTensor.entries` gives them) where ``mask`` holds: the hits the dense
         constructor finds, in the same order."""
         group, rank, codes = entries
-        # Positions, then gathers: faster than three boolean selections over random masks.
-        at = np.flatnonzero(mask)
         hits = object.__new__(cls)
         hits.shape = (tensor.n_runs, tensor.n_topics)
         hits.depth = depth
         # Kept in the entries' int32 where they fit: every use is an index, a count or an
         # exact conversion to float, so the values are those of the dense path's int64.
-        hits.group = group[at]
-        hits.rank0 = rank[at]
-        hits.grade = codes[at]
+        if mask.all():  # every entry (bpref's judged ranks on full judgments): no copy
+            hits.group, hits.rank0, hits.grade = group, rank, codes
+        else:
+            # Positions, then gathers: faster than three boolean selections over random masks.
+            at = np.flatnonzero(mask)
+            hits.group, hits.rank0, hits.grade = group[at], rank[at], codes[at]
         hits._sizes = np.bincount(hits.group, minlength=tensor.n_runs * tensor.n_topics)
         hits._n_topics = tensor.n_topics
         return hits
