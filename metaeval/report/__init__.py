@@ -15,7 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import tomllib
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
+    import tomli as tomllib
 
 from metaeval._summary import interval_summary
 from metaeval.report import document as doc

@@ -67,7 +67,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomllib
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
+    import tomli as tomllib
 
 SCHEMA = 1
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
