@@ -43,8 +43,12 @@ class Aggregate:
     def __post_init__(self):
         if self.kind not in AGGREGATES:
             raise ValueError(f"aggregate must be one of {AGGREGATES}, got {self.kind!r}")
-        if not (isinstance(self.eps, (int, float)) and self.eps > 0):
-            raise ValueError(f"eps must be a positive number, got {self.eps!r}")
+        if (
+            isinstance(self.eps, bool)
+            or not isinstance(self.eps, (int, float))
+            or not 0 < self.eps < float("inf")
+        ):
+            raise ValueError(f"eps must be a positive finite number, got {self.eps!r}")
         if self.mode not in ("floor", "shift"):
             raise ValueError(f"mode must be 'floor' or 'shift', got {self.mode!r}")
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from metaeval._validation import check_int
 from metaeval._warnings import warn
 from metaeval.aggregate import Aggregate, parse_aggregate
 from metaeval.data import Qrels, Run, RunSet, parse_ids, read_qrels, read_run, read_runs
@@ -71,6 +72,11 @@ def as_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measu
     """Parse one or several measure names; duplicates are kept once."""
     if isinstance(measures, (str, Measure)):
         measures = [measures]
+    if isinstance(measures, (bytes, Mapping)) or not isinstance(measures, Iterable):
+        raise TypeError(
+            "measures must be a measure name, a Measure or a list of them, got "
+            f"{type(measures).__name__}"
+        )
     out: list[Measure] = []
     for m in measures:
         parsed = parse_measure(m)
@@ -103,12 +109,17 @@ def score_matrices(
 
 
 def select(
-    runs: RunSet, qrels: Qrels, *, topics=None, run_names=None
+    runs: RunSet, qrels: Qrels, *, topics=None, run_names=None, missing: str = "zero"
 ) -> tuple[RunSet, Qrels, list[str]]:
     """Apply a topic and a run selection (anything :func:`~metaeval.data.parse_ids` reads).
 
     Returns the runs, the qrels and the topics excluded on purpose (so that no warning names
     them).
+
+    Runs and qrels that share no topic are an error (every score would be 0, or missing): the
+    usual cause is topic ids written differently (``01`` and ``1`` are different ids, as in
+    trec_eval). A run that shares none while others do is warned about, as it scores 0 on
+    every topic (``missing="zero"``) or has no score (``"skip"``).
     """
     excluded: list[str] = []
     if topics is not None:
@@ -117,7 +128,44 @@ def select(
         qrels = qrels.subset(chosen)
     if run_names is not None:
         runs = runs.subset(parse_ids(run_names, available=runs.names, what="run"))
+    _check_overlap(runs, qrels, excluded, missing)
     return runs, qrels, excluded
+
+
+def _shown(ids, n: int = 5) -> str:
+    ids = list(ids)
+    return ", ".join(map(str, ids[:n])) + (", ..." if len(ids) > n else "")
+
+
+def _check_overlap(runs: RunSet, qrels: Qrels, excluded, missing: str) -> None:
+    judged = set(map(str, qrels.topics))
+    silent = [r for r in runs if judged.isdisjoint(map(str, r.topics))]
+    if not silent:
+        return
+    answered = sorted({str(t) for r in silent for t in r.topics} - set(excluded))
+    hint = ""
+    canon = {t.lstrip("0") or "0": t for t in judged if t.isdigit()}
+    close = [(t, canon.get(t.lstrip("0") or "0")) for t in answered if t.isdigit()]
+    close = [(a, b) for a, b in close if b is not None and a != b]
+    if close:
+        hint = (
+            f"; topic ids are compared as text, and {close[0][0]!r} in the runs is not "
+            f"{close[0][1]!r} in the qrels"
+        )
+    if len(silent) == len(runs):
+        run = runs[0]
+        source = f" ({run.source})" if getattr(run, "source", None) else ""
+        who = f"run {run.name!r}{source} answers no" if len(runs) == 1 else "no run answers a"
+        raise ValueError(
+            f"{who} topic of the qrels{' (after the topic selection)' if excluded else ''}: "
+            f"the run topics are {_shown(answered) or 'only topics left out'}, the qrels "
+            f"topics {_shown(sorted(judged))}{hint}"
+        )
+    outcome = "have no score" if missing == "skip" else "score 0 on every topic"
+    named = (f"{r.name} ({r.source})" if getattr(r, "source", None) else r.name for r in silent)
+    warn(
+        f"{len(silent)} run(s) answered no topic of the qrels and {outcome}: {_shown(named)}{hint}"
+    )
 
 
 def evaluate(
@@ -171,18 +219,18 @@ def evaluate(
     aggregate = parse_aggregate(agg)
     if missing not in TOPIC_POLICIES:
         raise ValueError(f"missing must be one of {TOPIC_POLICIES}, got {missing!r}")
+    if depth is not None:
+        # Longer than any list: no cut (and no integer overflow in the engine).
+        depth = min(check_int("depth", depth, min=1), 2**31 - 1)
     runset, judged, excluded = select(
-        as_runset(runs, ties=ties), as_qrels(qrels), topics=topics, run_names=run_names
+        as_runset(runs, ties=ties),
+        as_qrels(qrels),
+        topics=topics,
+        run_names=run_names,
+        missing=missing,
     )
     tensor = EvalTensor.build(runset, judged, depth=depth, excluded_topics=excluded)
     scores = score_matrices(tensor, measures, missing=missing)
-    if missing == "skip":
-        silent = [r for r, a in zip(tensor.runs, tensor.answered.any(axis=1)) if not a]
-        if silent:
-            warn(
-                f"{len(silent)} run(s) answered no topic of the qrels and have no score: "
-                f"{', '.join(silent[:5])}{', ...' if len(silent) > 5 else ''}"
-            )
     return scores_frame(scores, tensor.runs, tensor.topics, per_topic=per_topic, agg=aggregate)
 
 

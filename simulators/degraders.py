@@ -410,7 +410,10 @@ class StratifiedSampling(Degrader):
         minimum = np.array([self.min_nonrel if s == 0 else self.min_rel for s in strata])
         out = {}
         for rate in self.rates:
-            quota = self._quota(size, rate, minimum[None, :]) if strata else size
+            if not strata:  # nothing is judged (every grade -1): nothing to sample
+                out[rate] = np.ones(n_q, dtype=bool)
+                continue
+            quota = self._quota(size, rate, minimum[None, :])
             out[rate] = np.where(label >= 0, position < quota[topic, col], True)
         return out
 

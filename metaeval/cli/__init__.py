@@ -22,8 +22,17 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
+_shown_warnings: set[str] = set()
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+    """A warning as one ``warning: ...`` line, each text once per command (a check repeated
+    for every measure warns once)."""
+    text = str(message)
+    if text in _shown_warnings:
+        return
+    _shown_warnings.add(text)
+    print(f"warning: {text}", file=sys.stderr)
 
 
 def _repeated_option(command, argv: list[str]) -> str | None:
@@ -55,6 +64,22 @@ def _repeated_option(command, argv: list[str]) -> str | None:
     return None
 
 
+def _usage_hint(err, argv: list[str]) -> str:
+    """A hint for extra arguments after a repeatable option given once for several values
+    (``--runs a.run b.run`` instead of ``--runs a.run --runs b.run``)."""
+    if "unexpected extra argument" not in str(err.format_message()):
+        return ""
+    ctx = getattr(err, "ctx", None)
+    command = getattr(ctx, "command", None)
+    for param in getattr(command, "params", []):
+        if getattr(param, "param_type_name", "") == "option" and param.multiple:
+            opts = [o for o in param.opts if o in argv]
+            if opts:
+                name = max(param.opts, key=len)
+                return f"; give {name} once per value: {name} X {name} Y"
+    return ""
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     import warnings
@@ -71,6 +96,7 @@ def run(argv: list[str] | None = None) -> int:
         if repeated:
             print(f"error: {repeated} is given twice; it takes one value", file=sys.stderr)
             return 2
+        _shown_warnings.clear()
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             result = command.main(args=argv, prog_name="metaeval", standalone_mode=False)
@@ -91,17 +117,25 @@ def run(argv: list[str] | None = None) -> int:
         if hasattr(err, "format_message") and hasattr(err, "exit_code"):  # a usage error
             from metaeval.cli._common import one_line
 
-            print(f"error: {one_line(err.format_message())}", file=sys.stderr)
+            text = err.format_message() + _usage_hint(err, argv)
+            print(f"error: {one_line(text)}", file=sys.stderr)
             return err.exit_code
         if debug:
             raise
-        from metaeval.cli._common import one_line
+        from metaeval.cli._common import describe, one_line
 
+        if isinstance(err, MemoryError):
+            print(
+                f"error: out of memory ({one_line(err) or 'MemoryError'}): the input is too "
+                "large for this machine; use fewer topics, runs or systems",
+                file=sys.stderr,
+            )
+            return 1
         if isinstance(err, (ValueError, TypeError, OSError, ImportError)):
             text = (
                 f"{err.filename}: {err.strerror}"
                 if isinstance(err, OSError) and err.filename and err.strerror
-                else str(err)
+                else describe(err)
             )
             print(f"error: {one_line(text)}", file=sys.stderr)
             return 2

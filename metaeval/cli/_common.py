@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import pandas as pd
 import typer
@@ -70,10 +71,54 @@ class Interrupted(Exception):
     """A command stopped by Ctrl-C or SIGTERM after saving its work: one line, status 130."""
 
 
-def fail(message: str, code: int = 2) -> None:
-    """Print a one-line error and exit with ``code`` (2: bad input), no traceback."""
+def fail(message, code: int = 2) -> NoReturn:
+    """Print a one-line error and exit with ``code`` (2: bad input), no traceback.
+
+    ``message`` may be an exception: a topic or run selection error then names its option
+    (``--topics``, ``--runs``)."""
+    if isinstance(message, BaseException):
+        message = describe(message)
     typer.echo(f"error: {one_line(message)}", err=True)
     raise typer.Exit(code=code)
+
+
+#: The option behind each kind of selection.
+SELECTION_OPTIONS = {"topic": "--topics", "run": "--runs"}
+
+
+def describe(err: BaseException) -> str:
+    """An exception as the one-line text the user sees: a selection error names its option."""
+    from metaeval.data.select import SelectionError
+
+    if isinstance(err, SelectionError):
+        option = SELECTION_OPTIONS.get(err.what, err.what)
+        spec = str(err.spec) if isinstance(err.spec, (str, Path)) else ",".join(map(str, err.spec))
+        text = str(err)
+        return f"{option} {text}" if text.startswith(spec) else f"{option} {spec!r}: {text}"
+    return str(err)
+
+
+# "rates[0] must be ..." / "k must be ..." / "sizes: ..." -> "must be ..."
+_PARAM_PREFIX = re.compile(r"^[A-Za-z_][\w.]*(\[\d+\])?(:\s*|\s+(?=must |is |are |has ))")
+
+
+def option_error(option: str, value, err: BaseException | str, subject: str = "") -> NoReturn:
+    """Fail naming ``option`` and its ``value``, without the library's own parameter name
+    (``--levels 0: must be in (0, 100]`` rather than ``rates[0] must be in (0, 100], got 0.0``);
+    ``subject`` is put before the rest (``--rate 0: sampling rates must be ...``)."""
+    text = _PARAM_PREFIX.sub("", str(err), count=1)
+    text = re.sub(r", got [^;]*$", "", text)  # the value is shown already
+    text = f"{subject} {text}" if subject else text
+    fail(f"{option} {value:g}: {text}" if isinstance(value, float) else f"{option} {value}: {text}")
+
+
+def check_alpha(alpha: float, option: str = "--alpha") -> float:
+    """A significance level in (0, 1), or a one-line error naming the option."""
+    import math
+
+    if not (math.isfinite(alpha) and 0 < alpha < 1):
+        fail(f"{option} {alpha:g}: a significance level must be in (0, 1), e.g. 0.05")
+    return alpha
 
 
 def one_line(message) -> str:
@@ -98,6 +143,8 @@ def load_plugins(plugins: list[Path] | None) -> None:
         try:
             load_plugin(path)
         except Exception as err:  # a user's file: show what went wrong in it
+            if str(err).startswith(f"plugin file {path}"):  # said by load_plugin itself
+                fail(str(err))
             fail(f"plugin {path}: {type(err).__name__}: {err}")
 
 
@@ -122,7 +169,7 @@ def load_collection(
         )
         tensor = EvalTensor.build(runset, judged, depth=depth, excluded_topics=excluded)
     except (ValueError, TypeError, OSError) as err:
-        fail(str(err))
+        fail(err)
     return tensor, parsed
 
 
@@ -143,7 +190,12 @@ def print_frame(
         shown = frame
         if pivot:
             shown = frame.pivot_table(
-                index=pivot, columns="measure", values="value", sort=False, aggfunc="first"
+                index=pivot,
+                columns="measure",
+                values="value",
+                sort=False,
+                aggfunc="first",
+                dropna=False,  # a run with no score (missing="skip") shows as NaN
             )
             shown.columns.name = None
         typer.echo(shown.to_string(float_format=lambda v: f"{v:.{digits}f}"))
@@ -176,6 +228,9 @@ __all__ = [
     "RunNamesOption",
     "FormatOption",
     "fail",
+    "describe",
+    "option_error",
+    "check_alpha",
     "one_line",
     "resolve_seed",
     "load_plugins",

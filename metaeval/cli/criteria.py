@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from metaeval._warnings import warn
 from metaeval.cli._common import (
     Format,
     FormatOption,
@@ -16,22 +17,38 @@ from metaeval.cli._common import (
     RunsArgument,
     SeedOption,
     TopicsOption,
+    check_alpha,
     fail,
     load_collection,
     load_plugins,
+    option_error,
     print_frame,
     resolve_seed,
 )
 
 
-def _ints(text: str, option: str) -> tuple[int | float, ...]:
+def _ints(text: str, option: str, example: str = "90,70,50") -> tuple[int | float, ...]:
     try:
         values = tuple(float(v) for v in text.replace(" ", "").split(",") if v)
     except ValueError:
-        fail(f"{option} {text!r}: expected numbers separated by commas, e.g. 90,70,50")
+        fail(f"{option} {text!r}: expected numbers separated by commas, e.g. {example}")
     if not values:
-        fail(f"{option} is empty")
+        fail(f"{option} {text!r} is empty: give numbers separated by commas, e.g. {example}")
     return tuple(int(v) if v.is_integer() else v for v in values)
+
+
+def _statistics(values: list[str]) -> list[str]:
+    from metaeval.meta.robustness import CORRELATIONS
+
+    for v in values:
+        if v not in CORRELATIONS:
+            fail(f"--statistic {v!r}: must be one of {', '.join(CORRELATIONS)}")
+    return values
+
+
+def _enough_runs(tensor, what: str) -> None:
+    if tensor.n_runs < 2:
+        fail(f"{what} ranks runs: give at least two run files, got {tensor.n_runs}")
 
 
 def robustness(
@@ -55,7 +72,7 @@ def robustness(
         bool, typer.Option(help="Also discriminative power per level and significance changes.")
     ] = True,
     B: Annotated[int, typer.Option("-B", min=1, help="Bootstrap samples.")] = 1000,
-    alpha: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.05,
+    alpha: Annotated[float, typer.Option(help="Significance level, in (0, 1).")] = 0.05,
     summary: Annotated[
         bool, typer.Option(help="Mean and 2.5/97.5 percentiles over trials instead of every trial.")
     ] = True,
@@ -74,11 +91,26 @@ def robustness(
     load_plugins(plugin)
     if method not in registered_degraders():
         fail(f"--method must be one of {', '.join(registered_degraders())}, got {method!r}")
+    check_alpha(alpha)
+    _statistics(statistic)
+    if level_field(method) == "teams":  # leave_one_group_out: its levels are team names
+        level_values = tuple(v.strip() for v in levels.split(",") if v.strip())
+        if not level_values:
+            fail(f"--levels {levels!r} is empty: give team names separated by commas")
+    else:
+        level_values = _ints(levels, "--levels")
+    try:
+        degrader = make_degrader(method, **{level_field(method): level_values})
+    except (ValueError, TypeError) as err:
+        option_error("--levels", levels, err)
     seed = resolve_seed(seed)
     tensor, measures = load_collection(qrels, runs, measure, topics=topics, run_names=run_names)
+    _enough_runs(tensor, "robustness")
     try:
-        degrader = make_degrader(method, **{level_field(method): _ints(levels, "--levels")})
         sets = degrader.generate(tensor, trials=trials if degrader.random else 1, rng=seed)
+    except (ValueError, TypeError) as err:
+        option_error("--levels", levels, err)
+    try:
         result = run(
             tensor,
             measures,
@@ -119,19 +151,24 @@ def stability(
     from metaeval.meta.stability import topic_subset_stability
 
     load_plugins(plugin)
+    sizes_values = None if sizes is None else _ints(sizes, "--sizes", "5,10,20")
     seed = resolve_seed(seed)
     tensor, measures = load_collection(qrels, runs, measure, topics=topics, run_names=run_names)
-    scores = {str(m): m.compute(tensor) for m in measures}
+    _enough_runs(tensor, "stability")
+    if tensor.n_topics < 2:
+        fail(f"stability draws topic subsets: the qrels have {tensor.n_topics} topic, need 2+")
+    try:
+        scores = {str(m): m.compute(tensor) for m in measures}
+    except (ValueError, TypeError) as err:
+        fail(err)
     try:
         result = topic_subset_stability(
-            scores,
-            None if sizes is None else _ints(sizes, "--sizes"),
-            repeats,
-            split_half=split_half,
-            rng=seed,
+            scores, sizes_values, repeats, split_half=split_half, rng=seed
         )
     except (ValueError, TypeError) as err:
-        fail(str(err))
+        if sizes is not None and str(err).startswith("sizes"):
+            option_error("--sizes", sizes, err)
+        fail(err)
     print_frame(result.summary() if summary else result.to_frame(), fmt)
 
 
@@ -145,7 +182,9 @@ def correlate(
     ],
     max_relevant: Annotated[
         int | None,
-        typer.Option(help="Only topics with at most this many documents of grade >= --grade."),
+        typer.Option(
+            min=0, help="Only topics with at most this many documents of grade >= --grade."
+        ),
     ] = None,
     grade: Annotated[int, typer.Option(min=0, help="Grade counted by --max-relevant.")] = 1,
     topics: TopicsOption = None,
@@ -157,20 +196,34 @@ def correlate(
     from metaeval.meta.stability import measure_agreement
 
     load_plugins(plugin)
+    _statistics(statistic)
     tensor, measures = load_collection(qrels, runs, measure, topics=topics, run_names=run_names)
     if len(measures) < 2:
-        fail("give at least two measures (-m) to correlate")
+        fail(
+            f"give at least two different measures (-m) to correlate, got "
+            f"{', '.join(map(str, measures))}"
+        )
+    _enough_runs(tensor, "correlate")
     keep = None
     if max_relevant is not None:
+        top = tensor.grade_counts.shape[1] - 1
+        if grade > max(top, 1):
+            warn(
+                f"--grade {grade} is above the highest grade in the qrels ({top}): no document "
+                f"counts, so --max-relevant {max_relevant} keeps every topic"
+            )
         keep = tensor.grade_counts[:, grade:].sum(axis=1) <= max_relevant
         if keep.sum() < 2:
-            fail(f"--max-relevant {max_relevant} keeps {int(keep.sum())} topic(s)")
+            fail(
+                f"--max-relevant {max_relevant} keeps {int(keep.sum())} topic(s) (with at most "
+                f"{max_relevant} documents of grade >= {grade}); correlate needs 2 or more"
+            )
     try:
         result = measure_agreement(
             {str(m): m.compute(tensor) for m in measures}, statistics=statistic, topics=keep
         )
     except (ValueError, TypeError) as err:
-        fail(str(err))
+        fail(err)
     if fmt is Format.table:
         for stat in statistic:
             typer.echo(f"{stat} ({result.n_topics} topics; rows: the reference ranking)")

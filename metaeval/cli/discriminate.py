@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -9,6 +10,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 
+from metaeval._warnings import warn
 from metaeval.cli._common import (
     Format,
     FormatOption,
@@ -18,6 +20,7 @@ from metaeval.cli._common import (
     RunNamesOption,
     SeedOption,
     TopicsOption,
+    check_alpha,
     fail,
     load_plugins,
     print_frame,
@@ -58,9 +61,9 @@ def _per_topic_scores(
     from metaeval.evaluation import evaluate
 
     if len(runs) < 2:
-        fail("give at least two run files to compare")
+        fail(f"give at least two run files to compare, got {len(runs)}")
     try:
-        return evaluate(
+        frame = evaluate(
             [str(p) for p in runs],
             str(qrels),
             measure,
@@ -69,7 +72,14 @@ def _per_topic_scores(
             run_names=run_names,
         )
     except (ValueError, TypeError) as err:
-        fail(str(err))
+        fail(err)
+    n_runs, n_topics = frame["run"].nunique(), frame["topic"].nunique()
+    if n_runs < 2:
+        fail(f"--runs {run_names!r} leaves {n_runs} run: give at least two to compare")
+    if n_topics < 2:
+        where = " (after --topics)" if topics is not None else ""
+        fail(f"the qrels{where} have {n_topics} topic: significance needs at least two topics")
+    return frame
 
 
 def discriminate(
@@ -111,6 +121,7 @@ def discriminate(
     from metaeval.report.figures import asl_curves
 
     load_plugins(plugin)
+    check_alpha(alpha)
     if plot is not None:
         writable(plot, "--plot")
     frame = _per_topic_scores(qrels, runs, measure, topics, run_names)
@@ -202,7 +213,18 @@ def compare(
     from metaeval.meta.significance import compare as run_compare
 
     load_plugins(plugin)
+    check_alpha(alpha)
     frame = _per_topic_scores(qrels, runs, measure, topics, run_names)
+    names = list(dict.fromkeys(frame["run"]))
+    if baseline is not None and baseline not in names:
+        fail(f"--baseline {baseline!r} is not one of the runs: {', '.join(names)}")
+    n_topics = frame["topic"].nunique()
+    exact = test is Test.randomization and n_topics <= 16 and 2**n_topics <= B
+    if test is Test.randomization and not exact and alpha * (B + 1) <= 1:
+        warn(
+            f"B={B} random sign vectors cannot give a p-value below alpha={alpha:g} (the "
+            f"smallest is 1/{B + 1}); use -B {math.ceil(1 / alpha)} or more, e.g. 10000"
+        )
     rng = None if test is Test.t else resolve_seed(seed)
     tables = []
     for name, sub in frame.groupby("measure", sort=False):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import Enum
 from typing import Annotated
 
 import typer
@@ -22,6 +23,16 @@ from metaeval.cli._common import (
 )
 
 
+class Missing(str, Enum):
+    zero = "zero"
+    skip = "skip"
+
+
+class Ties(str, Enum):
+    trec_eval = "trec_eval"
+    input = "input"
+
+
 def evaluate(
     qrels: QrelsArgument,
     runs: RunsArgument,
@@ -34,38 +45,44 @@ def evaluate(
         ),
     ] = "mean",
     missing: Annotated[
-        str, typer.Option(help="Topic a run did not answer: zero (trec_eval -c) or skip.")
-    ] = "zero",
+        Missing, typer.Option(help="Topic a run did not answer: zero (trec_eval -c) or skip.")
+    ] = Missing.zero,
     depth: Annotated[
-        int | None, typer.Option(help="Evaluate only the top DEPTH documents.")
+        int | None, typer.Option(min=1, help="Evaluate only the top DEPTH documents.")
     ] = None,
     ties: Annotated[
-        str, typer.Option(help="Equal scores: trec_eval (docno descending) or input (file order).")
-    ] = "trec_eval",
+        Ties,
+        typer.Option(help="Equal scores: trec_eval (docno descending) or input (file order)."),
+    ] = Ties.trec_eval,
     topics: TopicsOption = None,
     run_names: RunNamesOption = None,
     fmt: FormatOption = Format.table,
     plugin: PluginOption = None,
 ) -> None:
     """Evaluate runs against qrels, exactly as trec_eval does (see docs/methods.md)."""
+    from metaeval.aggregate import parse_aggregate
     from metaeval.evaluation import evaluate as run_evaluate
 
     load_plugins(plugin)
+    try:
+        aggregate = parse_aggregate(agg)
+    except (ValueError, TypeError) as err:
+        fail(f"--agg {agg!r}: {err}")
     try:
         frame = run_evaluate(
             [str(p) for p in runs],
             str(qrels),
             measure,
             per_topic=per_topic,
-            agg=agg,
-            missing=missing,
-            ties=ties,
+            agg=aggregate,
+            missing=missing.value,
+            ties=ties.value,
             depth=depth,
             topics=topics,
             run_names=run_names,
         )
     except (ValueError, TypeError) as err:
-        fail(str(err))
+        fail(err)
     print_frame(frame, fmt, pivot=["run", "topic"] if per_topic else ["run"])
 
 

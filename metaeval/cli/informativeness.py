@@ -59,7 +59,8 @@ def informativeness(
         ),
     ] = None,
     rel: Annotated[
-        int, typer.Option("--rel", help="Relevance level of binary measures (TREC DL uses 2).")
+        int,
+        typer.Option("--rel", min=1, help="Relevance level of binary measures (TREC DL uses 2)."),
     ] = 1,
     min_relevant: Annotated[
         int,
@@ -122,10 +123,9 @@ def informativeness(
                 run_names=run_names,
             )
     except (ValueError, TypeError) as err:
-        fail(str(err))
-    for w in caught:
-        if issubclass(w.category, MaxEntConvergenceWarning):
-            typer.echo(f"warning: {w.message}", err=True)
+        fail(err)
+    for text in dict.fromkeys(str(w.message) for w in caught):  # every warning, once
+        typer.echo(f"warning: {text}", err=True)
     if result.lists.empty:
         fail(
             f"no list retrieved {min_relevant} documents at every relevance threshold; "

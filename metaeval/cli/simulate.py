@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from metaeval.cli._common import SeedOption, fail, resolve_seed, writable
+from metaeval.cli._common import SeedOption, fail, option_error, resolve_seed, writable
 
 
 def _parse_param(text: str) -> tuple[str, object]:
@@ -55,19 +56,46 @@ def simulate(
 
     if preset not in PRESETS:
         fail(f"--preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    overrides = dict(_parse_param(p) for p in param or [])
+    overrides: dict = {}
+    given: dict = {}
+    for text in param or []:
+        name, value = _parse_param(text)
+        if name in overrides:
+            fail(f"--param {name} is given twice ({given[name]}, {text}): give each parameter once")
+        overrides[name], given[name] = value, text
     writable(out, "--out", folder=True)
+    stale = _stale_runs(out)
     seed = resolve_seed(seed)
     try:
         world = make_world(preset, n_topics=topics, n_systems=systems, rng=seed, **overrides)
+    except MemoryError as err:
+        fail(f"--topics {topics} x --systems {systems}: not enough memory ({err}); use fewer")
     except (ValueError, TypeError) as err:
-        fail(str(err))
+        text = str(err)
+        named = [n for n in overrides if text.startswith(n) or f"['{n}']" in text]
+        if named:
+            fail(f"--param {given[named[0]]}: {text}")
+        fail(text)
     write_qrels(world.truth, out / "truth.qrels")
     write_qrels(world.qrels, out / "qrels.txt")
-    write_runs(world.runs, out / "runs")
+    written = write_runs(world.runs, out / "runs")
+    for path in stale - {p.resolve() for p in written}:  # an earlier world's runs, not this one's
+        path.unlink()
     record = {"preset": preset, "seed": seed, **world.to_json()}
     (out / "world.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     typer.echo(f"{world!r} -> {out}")
+
+
+def _stale_runs(out: Path) -> set[Path]:
+    """Run files of an earlier world in ``out/runs`` (replaced by this one's, never mixed with
+    them); a folder holding other run files is refused."""
+    old = {p.resolve() for p in (out / "runs").glob("*.run")}
+    if old and not (out / "world.json").is_file():
+        fail(
+            f"--out {out}: runs/ already holds run files that metaeval simulate did not write; "
+            "choose a new folder"
+        )
+    return old
 
 
 def _read_groups(path: Path | None, names: list[str]) -> dict[str, str]:
@@ -75,10 +103,20 @@ def _read_groups(path: Path | None, names: list[str]) -> dict[str, str]:
 
     if path is None:
         return teams_from_names(names)
-    text = path.read_text()
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as err:
+        fail(f"--groups {path}: not UTF-8 text ({err.reason} at byte {err.start})")
     if path.suffix == ".json":
-        data = json.loads(text)
-        return {str(k): str(v) for k, v in (data.get("groups", data)).items()}
+        try:
+            data = json.loads(text)
+            data = data.get("groups", data)
+            return {str(k): str(v) for k, v in data.items()}
+        except (json.JSONDecodeError, AttributeError) as err:
+            fail(
+                f"--groups {path}: expected a JSON object run -> team (or world.json), "
+                f"got an error: {err}"
+            )
     groups = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -88,6 +126,26 @@ def _read_groups(path: Path | None, names: list[str]) -> dict[str, str]:
             fail(f"{path}, line {n}: expected 'run team', got {line!r}")
         groups[parts[0]] = parts[1]
     return groups
+
+
+#: The options of ``degrade`` each method uses.
+_APPLIES = {
+    "stratified": ("--rate",),
+    "uniform": ("--rate",),
+    "assessor_noise": ("--rate",),
+    "pool_depth": ("--depth", "--runs"),
+    "leave_one_group_out": ("--depth", "--group", "--groups", "--runs"),
+    "fewer_teams": ("--depth", "--k", "--groups", "--runs"),
+}
+#: A degrader's parameter, as its errors name it, and the option that sets it.
+_PARAM_OPTIONS = {
+    "rates": "--rate",
+    "depths": "--depth",
+    "depth": "--depth",
+    "k": "--k",
+    "teams": "--group",
+    "groups": "--groups",
+}
 
 
 def degrade(
@@ -142,6 +200,12 @@ def degrade(
 
     if method not in registered_degraders():
         fail(f"--method must be one of {sorted(registered_degraders())}, got {method!r}")
+    given = {"--rate": rate, "--depth": depth, "--k": k, "--group": group, "--groups": groups}
+    given["--runs"] = runs or None
+    for option, value in given.items():
+        users = [m for m, opts in _APPLIES.items() if option in opts]
+        if value is not None and method not in users:
+            fail(f"{option} does not apply to --method {method}; it is for {', '.join(users)}")
     writable(out, "--out")
     try:
         judgments = read_qrels(qrels)
@@ -185,10 +249,17 @@ def degrade(
     try:
         degrader = make_degrader(method, **params)
         if degrader.needs_runs and runset is None:
-            fail(f"{method} pools from runs: give them with --runs")
+            fail(f"{method} pools from runs: give them with --runs (once per run file)")
         rng = resolve_seed(seed) if degrader.random else None
         results = degrader.trial(judgments, rng=rng, runs=runset)
     except ValueError as err:
+        name = re.match(r"\w+", str(err))
+        option = _PARAM_OPTIONS.get(name.group(0) if name else "")
+        if option is not None and given[option] is not None:
+            subject = {"stratified": "sampling rates", "uniform": "sampling rates"}.get(
+                method, "noise rates" if option == "--rate" else ""
+            )
+            option_error(option, given[option], err, subject)
         fail(str(err))
     if level is not None:
         chosen = [j for j in results if j.level == level]

@@ -8,7 +8,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from metaeval.cli._common import Interrupted, fail
+from metaeval.cli._common import Interrupted, fail, writable
 
 app = typer.Typer(
     help="Run a study: a TOML file describing worlds x degraders x levels x "
@@ -25,13 +25,48 @@ OutOption = Annotated[
 ]
 
 
-def _load(spec_path: Path):
+def load_study(spec_path: Path):
+    """The checked study file, or a one-line error naming the file and the key at fault."""
     from metaeval.study import load_spec
 
     try:
         return load_spec(spec_path)
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, OSError) as err:
         fail(str(err))
+
+
+_load = load_study
+
+
+def run_checked(spec, out: Path | None, **kwargs):
+    """``run_study`` with its errors as one line: an output folder that cannot be written, a
+    scheduler that cannot be reached (named by its option)."""
+    from metaeval.study import run_study
+
+    scheduler = kwargs.get("scheduler")
+
+    if out is not None:
+        writable(out, "--out", folder=True)
+    try:
+        return run_study(spec, out, **kwargs)
+    except (OSError, TimeoutError) as err:
+        if scheduler is not None and (
+            isinstance(err, TimeoutError) or scheduler in str(err) or "connect" in str(err)
+        ):
+            fail(f"--scheduler {scheduler}: cannot use the Dask scheduler ({err})")
+        fail(str(err))
+    except (ValueError, ImportError) as err:
+        fail(str(err))
+    except MemoryError as err:
+        fail(_out_of_memory(spec, err))
+
+
+def _out_of_memory(spec, err: MemoryError) -> str:
+    name = spec.path.name if spec.path else spec.name
+    return (
+        f"{name}: out of memory while building a world ({err}); a world's n_topics, "
+        "n_systems or runs are too large for this machine"
+    )
 
 
 def _counts(plan, spec) -> pd.DataFrame:
@@ -97,6 +132,8 @@ def plan(
             cost = estimate_cost(spec, the_plan)
         except (ValueError, OSError) as err:
             fail(str(err))
+        except MemoryError as err:
+            fail(_out_of_memory(spec, err))
         typer.echo(
             f"estimated time: {cost.seconds:.0f} s of worker time, about "
             f"{cost.wall_seconds(jobs):.0f} s with {jobs} worker(s) (timed one unit of each "
@@ -138,21 +175,16 @@ def run(
 ) -> None:
     """Run a study, or resume it: units already saved in the output folder are not
     recomputed. Ctrl-C stops it; every finished task is kept."""
-    from metaeval.study import run_study
-
     spec = _load(spec_path)
-    try:
-        summary = run_study(
-            spec,
-            out,
-            jobs=jobs,
-            scheduler=scheduler,
-            retries=retries,
-            quiet=quiet,
-            allow_version_change=allow_version_change,
-        )
-    except (ValueError, OSError, ImportError) as err:
-        fail(str(err))
+    summary = run_checked(
+        spec,
+        out,
+        jobs=jobs,
+        scheduler=scheduler,
+        retries=retries,
+        quiet=quiet,
+        allow_version_change=allow_version_change,
+    )
     where = summary.out
     if summary.interrupted:
         raise Interrupted(
@@ -188,9 +220,20 @@ def status(
     store = Store(out)
     if not store.exists():
         fail(f"{out} is not a study output folder (no manifest.json)")
-    manifest = store.read_manifest()
-    units = load_results(out, "units")
-    planned = pd.read_parquet(out / "plan.parquet") if (out / "plan.parquet").is_file() else units
+    try:
+        manifest = store.read_manifest()
+        if not isinstance(manifest, dict) or "study" not in manifest:
+            fail(f"{store.manifest_path} is not a study manifest (no study name in it)")
+        units = load_results(out, "units")
+        planned = (
+            pd.read_parquet(out / "plan.parquet") if (out / "plan.parquet").is_file() else units
+        )
+    except (ValueError, OSError) as err:  # a corrupt parquet file names itself
+        fail(f"{out}: {err}")
+    if "unit" not in units:
+        units = pd.DataFrame({"unit": [], "criterion": []})
+    if "unit" not in planned or "criterion" not in planned:
+        planned = units
     done = set(units["unit"]) if len(units) else set()
     planned = planned.assign(done=planned["unit"].isin(done))
     typer.echo(

@@ -63,14 +63,25 @@ _COMPRESSED = (
 )
 
 
+#: Formats that are not text a TREC parser can read, recognised by their first bytes.
+_UNREADABLE = (
+    (b"PK\x03\x04", "is a zip archive, which is not read: unzip it (gzip, bz2 and xz are read)"),
+    (b"\x28\xb5\x2f\xfd", "is zstd-compressed, which is not read: use gzip, bz2 or xz"),
+    (b"7z\xbc\xaf\x27\x1c", "is a 7z archive, which is not read: use gzip, bz2 or xz"),
+    (b"\xff\xfe", "is UTF-16 or UTF-32 text (byte-order mark FF FE): save it as UTF-8"),
+    (b"\xfe\xff", "is UTF-16 text (byte-order mark FE FF): save it as UTF-8"),
+)
+
+
 def read_bytes(path: PathLike) -> bytes:
     """The text of a file as bytes: decompressed, without a byte-order mark, with ``\n`` lines.
 
     Every parser reads through here. Gzip, bz2 and xz files are recognised by their magic
     number, whatever their name. Pipes and process substitutions (``/dev/stdin``,
     ``<(zcat run.gz)``) are read like files. A UTF-8 byte-order mark is removed (left in, it
-    would glue itself to the first topic id), and old Mac line endings (CR only) become
-    newlines; CRLF is handled by the parsers.
+    would glue itself to the first topic id), and old Mac line endings (CR only, or a lone CR
+    among LF lines) become newlines; CRLF is handled by the parsers. Archives, other
+    compressions, UTF-16 text and files compressed twice are errors that say so.
     """
     path = Path(path)
     if path.is_dir():
@@ -86,11 +97,22 @@ def read_bytes(path: PathLike) -> bytes:
                 raw = decompress(raw)
             except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as err:
                 raise TrecFormatError(path, None, f"corrupt {kind} data ({err})") from None
+            inner = next((k for m, k, _ in _COMPRESSED if raw.startswith(m)), None)
+            if inner is not None:
+                raise TrecFormatError(
+                    path, None, f"is compressed twice ({inner} inside {kind}): decompress it once"
+                )
             break
+    for magic, problem in _UNREADABLE:
+        if raw.startswith(magic):
+            raise TrecFormatError(path, None, problem)
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
-    if b"\r" in raw and b"\n" not in raw:
-        raw = raw.replace(b"\r", b"\n")
+    if b"\r" in raw:
+        if b"\n" not in raw:  # old Mac line endings
+            raw = raw.replace(b"\r", b"\n")
+        elif raw.count(b"\r") != raw.count(b"\r\n"):  # CR alone among LF or CRLF lines
+            raw = re.sub(rb"\r(?!\n)", b"\n", raw)
     return raw
 
 
@@ -154,6 +176,9 @@ def _exact_table(
     except pa.ArrowInvalid:
         bad = next(i for i, line in enumerate(data.split(b"\n")) if not _is_utf8(line))
         raise TrecFormatError(path, bad + 1, "the line is not valid UTF-8 text") from None
+    if b"\x00" in data:
+        bad = data.count(b"\n", 0, data.index(b"\x00"))
+        raise TrecFormatError(path, bad + 1, "the line holds NUL bytes: this is not a text file")
     parts = pc.utf8_split_whitespace(pc.utf8_trim_whitespace(lines), max_splits=n - 1)
     count = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
     first = pc.list_element(parts, 0)
@@ -230,25 +255,31 @@ def parse_table(
             line_numbers = _exact_table(data, path, kind, "ignore")[1]
         return int(line_numbers[row])
 
+    def token(row: int) -> str:  # a number as written in the file (for error messages only)
+        fields = data.split(b"\n", line_of(row))[line_of(row) - 1].split()
+        j = 4 if kind == "run" else 3
+        return fields[j].decode("utf-8", "replace") if j < len(fields) else "?"
+
     columns = {"topic": table["topic"].combine_chunks(), "doc": table["doc"].combine_chunks()}
     if kind == "run":
-        columns["score"] = pa.array(_numbers(table["score"], path, line_of, "score", integer=False))
+        columns["score"] = pa.array(_numbers(table["score"], path, line_of, token, integer=False))
         columns["tag"] = table["tag"].combine_chunks()
     else:
-        grade = _numbers(table["grade"], path, line_of, "grade", integer=True)
+        grade = _numbers(table["grade"], path, line_of, token, integer=True)
         too_big = grade > 127
         if too_big.any():
             row = int(np.flatnonzero(too_big)[0])
             raise TrecFormatError(
-                path, line_of(row), f"grade {grade[row]} is above the largest supported grade, 127"
+                path, line_of(row), f"grade {token(row)} is above the largest supported grade, 127"
             )
         # Any negative value means "pooled but not judged", as in trec_eval.
         columns["grade"] = pa.array(np.maximum(grade, -1).astype(np.int8))
     return pa.table(columns), line_of
 
 
-def _numbers(column, path: Path, line_of, what: str, *, integer: bool) -> np.ndarray:
-    """A numeric column, checked: finite scores, integer grades; errors name the line."""
+def _numbers(column, path: Path, line_of, token, *, integer: bool) -> np.ndarray:
+    """A numeric column, checked: finite scores, integer grades; errors name the line and
+    show the number as written (``token(row)``)."""
     if pa.types.is_floating(column.type) or pa.types.is_integer(column.type):
         values = np.asarray(column.to_numpy(), dtype=np.float64)
         text = None
@@ -260,12 +291,13 @@ def _numbers(column, path: Path, line_of, what: str, *, integer: bool) -> np.nda
         bad |= values != np.round(values)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        shown = text.iloc[row] if text is not None else values[row]
+        shown = token(row)
         if integer:
             problem = f"grade {shown!r} is not an integer"
-        elif text is not None and np.isnan(values[row]) and str(shown).lower() != "nan":
+        elif np.isnan(values[row]) and shown.lower().lstrip("+-") != "nan":
             problem = f"score {shown!r} is not a number"
         else:
-            problem = f"score {shown!r} is not finite (NaN or infinity)"
+            problem = f"score {shown!r} is not finite (NaN, infinity, or beyond ±1.8e308)"
         raise TrecFormatError(path, line_of(row), problem)
-    return values.astype(np.int64) if integer else values
+    # Grades beyond int64 (1e30) stay above 127, where they are reported, instead of wrapping.
+    return np.clip(values, -2, 128).astype(np.int64) if integer else values

@@ -37,6 +37,33 @@ def _pick(frame: pd.DataFrame, given: str | None, aliases: tuple[str, ...], what
     )
 
 
+def _check_ids(source, ids: dict, prefix: str = "") -> None:
+    """Ids are text: a missing (null) topic or document id is an error, not an id "None"."""
+    for what, values in ids.items():
+        if values.null_count:
+            i = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+            raise TrecFormatError(source, None, f"{prefix}{what} id of row {i} is missing (null)")
+
+
+def _check_id_columns(frame: pd.DataFrame, columns: dict) -> None:
+    for what, col in columns.items():
+        missing = frame[col].isna().to_numpy()
+        if missing.any():
+            i = int(np.flatnonzero(missing)[0])
+            raise ValueError(
+                f"{what} column {col!r}, row {i}: {frame[col].iloc[i]!r} is not a {what} id"
+            )
+
+
+def _check_nested(data: Mapping, name: str, value: str) -> None:
+    """``{topic: {doc: value}}``: every topic maps to a mapping."""
+    for topic, docs in data.items():
+        if not isinstance(docs, Mapping):
+            raise TypeError(
+                f"{name}[{topic!r}] must be a mapping doc -> {value}, got {type(docs).__name__}"
+            )
+
+
 class Qrels:
     """Graded relevance judgments: one grade per (topic, document).
 
@@ -67,6 +94,7 @@ class Qrels:
         )
         if frame.num_rows == 0:
             raise TrecFormatError(source, None, "no judgments: the qrels are empty")
+        _check_ids(source, {"topic": frame["topic"], "document": frame["doc"]})
         order = pc.sort_indices(frame, sort_keys=[("topic", "ascending"), ("doc", "ascending")])
         frame = frame.take(order)
         order = order.to_numpy()
@@ -122,6 +150,7 @@ class Qrels:
         tcol = _pick(frame, topic, _TOPIC_ALIASES, "topic")
         dcol = _pick(frame, doc, _DOC_ALIASES, "document")
         gcol = _pick(frame, grade, _GRADE_ALIASES, "grade")
+        _check_id_columns(frame, {"topic": tcol, "document": dcol})
         g = pd.to_numeric(frame[gcol], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         bad = ~np.isfinite(g) | (g != np.round(g)) | (g > 127)
         if bad.any():
@@ -142,6 +171,7 @@ class Qrels:
                 "judgments must be a mapping topic -> {doc: grade}, got "
                 f"{type(judgments).__name__}"
             )
+        _check_nested(judgments, "judgments", "grade")
         rows = [(str(t), str(d), g) for t, docs in judgments.items() for d, g in docs.items()]
         frame = pd.DataFrame(rows, columns=["topic", "doc", "grade"])
         return cls.from_df(frame)

@@ -12,7 +12,14 @@ import pyarrow.compute as pc
 
 from metaeval.data._arrow import as_string_array
 from metaeval.data.errors import TrecFormatError
-from metaeval.data.qrels import _DOC_ALIASES, _TOPIC_ALIASES, _pick
+from metaeval.data.qrels import (
+    _DOC_ALIASES,
+    _TOPIC_ALIASES,
+    _check_id_columns,
+    _check_ids,
+    _check_nested,
+    _pick,
+)
 
 TIES = ("trec_eval", "input")
 _SCORE_ALIASES = ("score", "sim")
@@ -57,13 +64,14 @@ class Run:
             )
         if len(scores) == 0:
             raise TrecFormatError(source, None, f"run {name!r} has no ranked documents")
+        _check_ids(source, {"topic": topic, "document": doc}, f"run {name!r}: ")
         bad = ~np.isfinite(scores)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise TrecFormatError(
                 source,
                 _line_of(i) if _line_of else None,
-                f"score {scores[i]!r} is not finite (NaN or infinity)",
+                f"score {float(scores[i])!r} is not finite (NaN or infinity)",
             )
         # Topics as integers in the order of their ids: the sort then compares one integer,
         # not a string, per row, and the topic blocks come out of it for free.
@@ -180,12 +188,13 @@ class Run:
         tcol = _pick(frame, topic, _TOPIC_ALIASES, "topic")
         dcol = _pick(frame, doc, _DOC_ALIASES, "document")
         scol = _pick(frame, score, _SCORE_ALIASES, "score")
+        _check_id_columns(frame, {"topic": tcol, "document": dcol})
         values = pd.to_numeric(frame[scol], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         if np.isnan(values).any():
             i = int(np.flatnonzero(np.isnan(values))[0])
-            raise ValueError(
-                f"score column {scol!r}, row {i}: {frame[scol].iloc[i]!r} is not a number"
-            )
+            shown = frame[scol].iloc[i]
+            shown = float(shown) if isinstance(shown, (float, np.floating)) else shown
+            raise ValueError(f"score column {scol!r}, row {i}: {shown!r} is not a number")
         return cls(name, frame[tcol].to_numpy(), frame[dcol].to_numpy(), values, ties=ties)
 
     @classmethod
@@ -197,6 +206,7 @@ class Run:
             raise TypeError(
                 f"scores must be a mapping topic -> {{doc: score}}, got {type(scores).__name__}"
             )
+        _check_nested(scores, "scores", "score")
         rows = [(str(t), str(d), s) for t, docs in scores.items() for d, s in docs.items()]
         return cls.from_df(pd.DataFrame(rows, columns=["topic", "doc", "score"]), name, ties=ties)
 

@@ -26,6 +26,8 @@ import numpy as np
 from metaeval._warnings import warn
 from metaeval.engine import EvalTensor
 
+#: The largest cutoff (@k): 2^31 - 1, longer than any ranked list.
+MAX_CUTOFF = 2**31 - 1
 _REGISTRY: dict[str, type[Measure]] = {}
 _ALIASES: dict[str, str] = {}
 
@@ -68,9 +70,13 @@ class Measure:
             if k is None and self.cutoff_required:
                 raise ValueError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
             if k is not None and (
-                isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1
+                isinstance(k, bool)
+                or not isinstance(k, (int, np.integer))
+                or not 1 <= k <= MAX_CUTOFF
             ):
-                raise ValueError(f"{self.name}: cutoff must be a positive integer, got {k!r}")
+                raise ValueError(
+                    f"{self.name}: cutoff must be an integer from 1 to {MAX_CUTOFF}, got {k!r}"
+                )
         self._validate()
 
     def _validate(self) -> None:
@@ -102,8 +108,12 @@ class Measure:
         view = tensor.condensed() if self.judged_only else tensor
         try:
             values = np.asarray(self._compute(view), dtype=np.float64)
-        except (ValueError, TypeError):
-            raise
+        except (ValueError, TypeError) as err:
+            if str(err).startswith((str(self), self.name)):
+                raise
+            # e.g. a plugin returning text: the message must say which measure it was
+            kind = TypeError if isinstance(err, TypeError) else ValueError
+            raise kind(f"{self}: {err}") from err
         except Exception as err:  # e.g. a plugin's bug: say which measure failed, and how
             raise ValueError(f"{self}: {type(err).__name__}: {err}") from err
         if values.shape != (tensor.n_runs, tensor.n_topics):
@@ -301,8 +311,8 @@ def parse_measure(text: str | Measure) -> Measure:
     reg = registered() if name not in _REGISTRY else _REGISTRY
     if name not in reg:
         close = [n for n in reg if n.lower() == name.lower()]
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"unknown measure {name!r}{hint} Known: {', '.join(reg)}")
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown measure {name!r}{hint}; known: {', '.join(reg)}")
     cls = reg[name]
     kwargs: dict[str, Any] = {}
     allowed = {f.name for f in cls.params()}
@@ -316,10 +326,14 @@ def parse_measure(text: str | Measure) -> Measure:
     if cutoff is not None:
         if cls.cutoff_field is None:
             raise ValueError(f"{text!r}: {cls.name} takes no @cutoff")
-        try:
-            kwargs[cls.cutoff_field] = int(cutoff)
-        except ValueError:
-            raise ValueError(f"{text!r}: cutoff {cutoff!r} is not an integer") from None
+        if not re.fullmatch(r"[+-]?[0-9]+", cutoff):
+            raise ValueError(f"{text!r}: cutoff {cutoff!r} is not an integer")
+        k = int(cutoff)
+        if not 1 <= k <= MAX_CUTOFF:
+            raise ValueError(
+                f"{text!r}: the cutoff must be an integer from 1 to {MAX_CUTOFF}, got {k}"
+            )
+        kwargs[cls.cutoff_field] = k
     if primed:
         kwargs["judged_only"] = True
     return cls(**kwargs)

@@ -34,6 +34,11 @@ def load_plugin(path: str | Path) -> None:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
+    except SystemExit as err:  # a script that exits when imported must not end the caller
+        del sys.modules[name]
+        raise ImportError(
+            f"plugin file {path} exited while loading (sys.exit({err.code!r}))"
+        ) from None
     except Exception:
         del sys.modules[name]
         raise

@@ -446,7 +446,13 @@ def load_spec(path: str | Path, *, text: str | None = None) -> StudySpec:
     if text is None:
         if not path.is_file():
             raise FileNotFoundError(f"study file {path} does not exist")
-        text = path.read_text(encoding="utf-8-sig")
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as err:
+            raise SpecError(
+                f"{label}: not UTF-8 text ({err.reason} at byte {err.start}); a study file is "
+                "TOML in UTF-8"
+            ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -484,7 +490,7 @@ def load_spec(path: str | Path, *, text: str | None = None) -> StudySpec:
     measures = tuple(_measure(n, measures_t, i, aggregate) for i, n in enumerate(names))
     if not measures:
         raise measures_t.error("names", "must name at least one measure")
-    _unique([m.label for m in measures], measures_t, "names")
+    _unique([m.label for m in measures], measures_t, "names", "measure")
 
     criteria_tables = top.tables("criteria")
     if not criteria_tables:
@@ -512,11 +518,18 @@ def load_spec(path: str | Path, *, text: str | None = None) -> StudySpec:
     )
 
 
-def _unique(ids: list[str], table: _Table, key: str) -> None:
+def _unique(ids: list[str], table: _Table, key: str, what: str = "id") -> None:
     seen = set()
     for i, x in enumerate(ids):
         if x in seen:
-            raise table.error(f"{key}[{i}]", f"id {x!r} is used twice; give each entry its own id")
+            if what == "id":
+                raise table.error(
+                    f"{key}[{i}]", f"id {x!r} is used twice; give each entry its own id"
+                )
+            raise table.error(
+                f"{key}[{i}]",
+                f"{what} {x!r} is listed twice; list it once (or give each a different label)",
+            )
         seen.add(x)
 
 
