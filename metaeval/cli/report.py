@@ -84,9 +84,10 @@ def audit(
         return
     _check_claim_statistics(spec, summary.out)
     width = max(len(c) for c in verdicts["claim"])
+    wide = max(len(w) for w in verdicts["world"])
     for row in verdicts.itertuples(index=False):
         typer.echo(
-            f"{row.claim:<{width}}  {row.world:<12}  {row.verdict:<13}  "
+            f"{row.claim:<{width}}  {row.world:<{wide}}  {row.verdict:<13}  "
             f"{one_line(row.numbers)[:110]}"
         )
     counts = verdicts["verdict"].value_counts()

@@ -266,12 +266,17 @@ def _claims(verdicts: pd.DataFrame) -> list[doc.Block]:
     )
     wide = wide.reindex(columns=worlds).fillna("")
     first = verdicts.drop_duplicates("claim").set_index("claim")
+    said = [
+        f"{text} ({source})" if source else text
+        for text, source in zip(
+            first.loc[wide.index, "text"].to_numpy(), first.loc[wide.index, "source"].to_numpy()
+        )
+    ]
     overview = pd.DataFrame(
         {
             "claim": wide.index,
-            "what it says": first.loc[wide.index, "text"].to_numpy(),
+            "what it says (source)": said,
             **{w: wide[w].to_numpy() for w in worlds},
-            "source": first.loc[wide.index, "source"].to_numpy(),
         }
     )
     counts = verdicts["verdict"].value_counts()
@@ -436,6 +441,19 @@ def _significance(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     wide["false_alarm_share"] = (
         100 * wide["false_alarms"] / wide["n_significant"].where(wide["n_significant"] > 0)
     )
+    wide = wide[
+        [
+            "world",
+            "degrader",
+            "level",
+            "measure",
+            "n_significant",
+            "false_alarms",
+            "false_alarm_share",
+            "reversals",
+            "misses",
+        ]
+    ]
     wide = wide.rename(
         columns={
             "n_significant": "significant (damaged)",
@@ -527,7 +545,12 @@ def _stability(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     wide.columns = [f"n = {int(c)}" for c in wide.columns]
     wide = wide.reset_index()
     wide = rep.sorted_rows(wide.assign(level=FULL)).drop(columns="level")
-    wide = wide.sort_values(["world", "statistic"], key=_first_seen, kind="stable")
+    first = {"tau_subset": 0, "tau_split": 1}
+    wide = wide.sort_values(
+        ["world", "statistic"],
+        key=lambda c: c.map(first) if c.name == "statistic" else _first_seen(c),
+        kind="stable",
+    )
     out.append(doc.table(wide, "stability", "Mean tau_b by topic-set size"))
     return out
 

@@ -208,7 +208,7 @@ def power_curves(results: pd.DataFrame, *, percent: Sequence[str] = ()) -> objec
     only (the full judgments), one dot per measure with its interval."""
     d = results[results["statistic"] == "power"]
     if d["level"].nunique() <= 1:
-        return measure_dots(d, xlabel="discriminative power (share of significant pairs)")
+        return measure_dots(d, xlabel="discriminative power")
     return _per_level(d, ylabel="discriminative power", percent=percent)
 
 
@@ -389,6 +389,8 @@ def stability_curves(results: pd.DataFrame, *, statistic: str = "tau_subset") ->
     with the 2.5-97.5 percentile band over repeats; one panel per world. The rows are the
     criterion's summary (``statistic``, ``statistic_p025``, ``statistic_p975`` at ``x`` = the
     topic-set size), averaged over replicates."""
+    from matplotlib.ticker import MaxNLocator
+
     d = results[results["statistic"] == statistic]
     lo = results[results["statistic"] == f"{statistic}_p025"]
     hi = results[results["statistic"] == f"{statistic}_p975"]
@@ -422,6 +424,7 @@ def stability_curves(results: pd.DataFrame, *, statistic: str = "tau_subset") ->
                     mean.index, low.values, high.values, color=colour, alpha=0.1, linewidth=0
                 )
         ax.set_title(world, fontsize="medium")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("topics in the subset")
         ax.set_ylabel(_label(statistic))
         ax.grid(alpha=0.25)
