@@ -13,6 +13,17 @@ or from Python::
     metaeval.load_plugin("examples/my_measures.py")
     metaeval.evaluate("run.txt", "qrels.txt", ["RprecHalf", "RprecHalf'"])
 
+To see how it compares with the usual measures on every criterion (robustness to sampled
+judgments and shallow pools, discriminative power, topic-subset stability, informativeness when
+the measure has a maximum-entropy expectation, agreement with each baseline), ask for its report
+card: one command, a one-page report ranking it among the baselines::
+
+    metaeval card -m RprecHalf --plugin examples/my_measures.py \
+        --against "AP,nDCG@10,P@10,Bpref,RBP(p=0.8)"
+
+(``--world dl_like`` for a DL-like simulated collection, ``--world STUDY.toml:WORLD_ID`` for a
+world of a study file, e.g. a TREC collection).
+
 A measure is a frozen, keyword-only dataclass: its fields are its parameters (here ``rel``,
 inherited from :class:`~metaeval.measures.binary.BinaryMeasure`, which also validates it), and
 ``_compute`` maps an :class:`~metaeval.engine.EvalTensor` to an (S runs x T topics) array. Once

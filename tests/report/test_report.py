@@ -426,6 +426,20 @@ def test_card_on_the_example_plugin(tmp_path, capsys, registry):
     assert code == 0, out
     assert "RprecHalf" in (tmp_path / "card" / "report" / "card.md").read_text()
     assert re.search(r"\d of 3", out)  # ranked among three measures
+    # the one-page card: every criterion of the battery, the agreement with each baseline,
+    # one self-contained HTML page (links only to the full report beside it)
+    from metaeval.report.card import BATTERY
+
+    page = (tmp_path / "card" / "report" / "card.html").read_text()
+    parser = _Links()
+    parser.feed(page)
+    assert parser.images and all(s.startswith("data:image/png;base64,") for s in parser.images)
+    assert set(parser.refs) <= {"index.html", "index.md"}
+    text = " ".join(parser.text)
+    for what in (b[-1] for b in BATTERY):
+        assert what in text, what
+    assert "no maximum-entropy expectation" in text  # RprecHalf has none: said, not skipped
+    assert "Agreement with each baseline" in text and "P@10" in text
 
 
 def test_quickstart_runs_the_quickstart_study(tmp_path, capsys):
