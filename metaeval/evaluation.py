@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -66,6 +67,33 @@ def as_runset(runs: RunsLike, *, ties: str = "trec_eval") -> RunSet:
     raise TypeError(
         f"runs must be a RunSet, Run(s), path(s), a DataFrame or a dict, got {type(runs).__name__}"
     )
+
+
+def check_distinct_inputs(qrels, runs) -> None:
+    """A pipe given both as the qrels and as a run (``/dev/stdin`` twice) is an error: the
+    second read would find nothing left. (A plain file given twice is read twice, and the
+    reader of the wrong kind says what the file looks like.)"""
+    if not isinstance(qrels, (str, os.PathLike)):
+        return
+    paths = [runs] if isinstance(runs, (str, os.PathLike)) else runs
+    if not isinstance(paths, (list, tuple)):
+        return
+    try:
+        q = os.stat(qrels)
+    except OSError:
+        return
+    if stat.S_ISREG(q.st_mode):
+        return
+    for p in paths:
+        try:
+            st = os.stat(p) if isinstance(p, (str, os.PathLike)) else None
+        except OSError:
+            continue
+        if st is not None and (st.st_dev, st.st_ino) == (q.st_dev, q.st_ino):
+            also = "" if str(p) == str(qrels) else f" (as {p})"
+            raise ValueError(
+                f"{qrels} is given both as the qrels and as a run file{also}: give each once"
+            )
 
 
 def as_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
@@ -217,6 +245,7 @@ def evaluate(
     """
     measures = as_measures(measures)
     aggregate = parse_aggregate(agg)
+    check_distinct_inputs(qrels, runs)
     if missing not in TOPIC_POLICIES:
         raise ValueError(f"missing must be one of {TOPIC_POLICIES}, got {missing!r}")
     if depth is not None:
@@ -279,5 +308,6 @@ __all__ = [
     "as_qrels",
     "as_runset",
     "as_measures",
+    "check_distinct_inputs",
     "select",
 ]

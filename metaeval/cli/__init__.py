@@ -80,6 +80,15 @@ def _usage_hint(err, argv: list[str]) -> str:
     return ""
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture)
+        pass
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     import warnings
@@ -99,13 +108,22 @@ def run(argv: list[str] | None = None) -> int:
         _shown_warnings.clear()
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
-            result = command.main(args=argv, prog_name="metaeval", standalone_mode=False)
+            try:
+                result = command.main(args=argv, prog_name="metaeval", standalone_mode=False)
+            except SystemExit:
+                # click's answer to a reader that went away (| head): exit 1 and wrap stdout
+                if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+                    raise BrokenPipeError from None
+                raise
         if result == 130:  # typer turns Ctrl-C inside a command into exit status 130
             print("interrupted", file=sys.stderr)
         return result if isinstance(result, int) else 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (| head): stop quietly, as cat does
+        _quiet_stdout()
+        return 141
     except Exception as err:
         if type(err).__name__ == "Interrupted":  # a command that saved its work first
             print(err, file=sys.stderr)

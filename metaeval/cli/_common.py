@@ -160,9 +160,10 @@ def load_collection(
     """The tensor of ``runs`` against ``qrels`` (with selections) and the parsed measures."""
     from metaeval.data import read_qrels, read_runs
     from metaeval.engine import EvalTensor
-    from metaeval.evaluation import as_measures, select
+    from metaeval.evaluation import as_measures, check_distinct_inputs, select
 
     try:
+        check_distinct_inputs(qrels, runs)
         parsed = as_measures(measures)
         runset, judged, excluded = select(
             read_runs(runs), read_qrels(qrels), topics=topics, run_names=run_names

@@ -101,11 +101,16 @@ def informativeness(
     inferred precision-recall curve against the actual one is printed per measure and
     relevance threshold (lower = more informative).
     """
+    from metaeval.evaluation import check_distinct_inputs
     from metaeval.meta.informativeness import example_pr_curves
     from metaeval.meta.informativeness import informativeness as run_informativeness
     from metaeval.meta.maxent import MaxEntConvergenceWarning
 
     load_plugins(plugin)
+    try:
+        check_distinct_inputs(qrels, runs)
+    except ValueError as err:
+        fail(err)
     if plot is not None:
         writable(plot, "--plot", folder=True)
     try:

@@ -278,7 +278,12 @@ def split_call(text: str, *, what: str = "measure") -> tuple[str, dict[str, Any]
         raise TypeError(f"a {what} is a string, got {type(text).__name__}")
     match = _NAME_RE.match(text)
     if not match:
-        raise ValueError(f"cannot parse {what} {text!r}: expected NAME['][(param=value,...)][@k]")
+        hint = ""
+        if what == "measure" and len(_split_top_level(text)) > 1:
+            hint = "; give one measure at a time (-m AP -m P@10, or a list in Python)"
+        raise ValueError(
+            f"cannot parse {what} {text!r}: expected NAME['][(param=value,...)][@k]{hint}"
+        )
     params: dict[str, Any] = {}
     for part in _split_top_level(match["params"] or ""):
         key, eq, value = (s.strip() for s in part.partition("="))

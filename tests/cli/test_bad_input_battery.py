@@ -1981,6 +1981,51 @@ case(
 )
 
 
+# ---- 13b. added while fixing: pipes closed early, one file given twice, lists of measures
+case(
+    "stdin-as-qrels-and-run",
+    "paths",
+    ["evaluate", "/dev/stdin", "/dev/stdin"],
+    "error",
+    ("/dev/stdin", "both"),
+    stdin=QRELS,
+)
+case(
+    "output-pipe-closed-early",
+    "paths",
+    None,
+    "ok",
+    shell="set -o pipefail; {metaeval} measures | head -c 10 >/dev/null; echo status=$?",
+    check=lambda out, err, d: None if out.strip() in ("status=0", "status=141") else out,
+)
+case(
+    "measures-as-one-comma-list",
+    ms,
+    ["evaluate", "{Q}", "{A}", "-m", "AP,nDCG@10"],
+    "error",
+    ("AP,nDCG@10", "one measure at a time"),
+)
+ONLY_UNJUDGED = QRELS + b"12 0 d1 -1\n12 0 d2 -1\n"
+case(
+    "topic-with-only-unjudged-documents",
+    top,
+    ["evaluate", "{d}/u.qrels", "{A}", "-m", "AP", "-m", "P@5", "--per-topic", "--format", "csv"],
+    "ok",
+    files={"u.qrels": ONLY_UNJUDGED},
+    check=lambda out, err, d: compare_frames(
+        parse_csv(out), oracle(ONLY_UNJUDGED, [RUN_A], ["AP", "P@5"])
+    ),
+)
+case(
+    "degrade-nothing-judged",
+    sd,
+    ["degrade", "{d}/u.qrels", "--rate", "50", "--seed", "1", "--out", "{d}/out.qrels"],
+    "ok",
+    files={"u.qrels": b"1 0 d1 -1\n1 0 d2 -1\n"},
+    check=file_exists("out.qrels"),
+)
+
+
 # ---- 14. the Python API: ValueError/TypeError/OSError naming what is wrong, or the right result
 def M(name: str):
     return importlib.import_module(name)
@@ -2199,7 +2244,10 @@ def _subprocess(argv_or_shell, d: Path, stdin: bytes | None) -> tuple[int, str, 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("METAEVAL_DEBUG", None)
     if isinstance(argv_or_shell, str):
-        cmd = ["bash", "-c", f"{sys.executable} -m metaeval {argv_or_shell}"]
+        metaeval = f"{sys.executable} -m metaeval"
+        if "{metaeval}" not in argv_or_shell:
+            argv_or_shell = "{metaeval} " + argv_or_shell
+        cmd = ["bash", "-c", argv_or_shell.replace("{metaeval}", metaeval)]
     else:
         cmd = [sys.executable, "-m", "metaeval", *argv_or_shell]
     proc = subprocess.run(cmd, cwd=d, input=stdin or b"", capture_output=True, env=env)
