@@ -152,6 +152,8 @@ def stability(
 
     load_plugins(plugin)
     sizes_values = None if sizes is None else _ints(sizes, "--sizes", "5,10,20")
+    if sizes_values is not None and len(set(sizes_values)) < len(sizes_values):
+        fail(f"--sizes {sizes!r}: a size is given twice; give each size once")
     seed = resolve_seed(seed)
     tensor, measures = load_collection(qrels, runs, measure, topics=topics, run_names=run_names)
     _enough_runs(tensor, "stability")

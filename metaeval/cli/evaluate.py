@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from metaeval._warnings import warn
 from metaeval.cli._common import (
     Format,
     FormatOption,
@@ -68,6 +69,8 @@ def evaluate(
         aggregate = parse_aggregate(agg)
     except (ValueError, TypeError) as err:
         fail(f"--agg {agg!r}: {err}")
+    if per_topic and aggregate.kind != "mean":
+        warn(f"--agg {agg} aggregates over topics; with --per-topic there is nothing to aggregate")
     try:
         frame = run_evaluate(
             [str(p) for p in runs],

@@ -145,6 +145,28 @@ def _check_claim_statistics(spec, out: Path) -> None:
             )
 
 
+def _check_card_measures(measure: str, baselines: list[str], against: str) -> None:
+    """The assessed measure and at least one other baseline, each a measure name (errors name
+    -m or --against)."""
+    from metaeval.measures import canonical_name
+
+    try:
+        name = canonical_name(measure)
+    except (ValueError, TypeError) as err:
+        fail(f"-m {measure!r}: {err}")
+    others = set()
+    for b in baselines:
+        try:
+            others.add(canonical_name(b))
+        except (ValueError, TypeError) as err:
+            fail(f"--against {b!r}: {err}")
+    if not others - {name}:
+        fail(
+            f"--against {against!r}: give at least one baseline other than {name}, "
+            "e.g. nDCG@10,P@10"
+        )
+
+
 def card(
     measure: Annotated[str, typer.Option("-m", "--measure", help="The measure to assess.")],
     against: Annotated[
@@ -181,6 +203,7 @@ def card(
     if out is not None:
         writable(out, "--out", folder=True)
     baselines = [m.strip() for m in re.split(r",(?![^()]*\))", against) if m.strip()]
+    _check_card_measures(measure, baselines, against)
     try:
         text = card_study(measure, baselines, world, [str(p) for p in plugin or []])
         with tempfile.TemporaryDirectory() as tmp:

@@ -19,6 +19,8 @@ def load_plugin(path: str | Path) -> None:
     parse, list, condense and evaluate like the built-ins.
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"plugin file {path} is a directory, not a Python file")
     if not path.is_file():
         raise FileNotFoundError(f"plugin file {path} does not exist")
     # The same file gets the same module name in every process (hash() is salted per

@@ -558,6 +558,8 @@ def _load_plugins(plugins: tuple[Path, ...], table: _Table) -> None:
         try:
             load_plugin(p)
         except Exception as err:  # a user's file: say what went wrong in it
+            if str(err).startswith(f"plugin file {p}"):  # load_plugin's own words
+                raise table.error(f"plugins[{i}]", str(err)) from None
             raise table.error(f"plugins[{i}]", f"{p.name}: {type(err).__name__}: {err}") from None
 
 
@@ -604,6 +606,8 @@ def _world(t: _Table, base: Path) -> World:
             if not matched:
                 raise t.error(where, f"{pattern!r} matches no file ({full})")
             files.extend(m for m in matched if m not in files)
+        if not files:
+            raise t.error("runs", "must name at least one run file (a path or a glob)")
         topics = t.take("topics", (str, list), None)
         run_names = t.take("run_names", (str, list), None)
         if isinstance(topics, str) and (base / topics).is_file():

@@ -2026,6 +2026,42 @@ case(
 )
 
 
+case(
+    "study-plan-plugin-is-a-directory",
+    st,
+    ["study", "plan", "{d}/s.toml"],
+    "error",
+    ("s.toml", "plugins[0]", "directory"),
+    files={"s.toml": edit("seed = 1", 'seed = 1\nplugins = ["pdir"]').encode(), "pdir/x": b""},
+)
+case(
+    "study-plan-trec-runs-empty-list",
+    st,
+    ["study", "plan", "{d}/s.toml"],
+    "error",
+    ("s.toml", "runs"),
+    files={
+        "s.toml": edit(SIM_WORLD, TREC_WORLD.replace('"runs/*.run"', "[]")).encode(),
+        "w.qrels": QRELS,
+    },
+)
+case(
+    "stability-size-twice",
+    cr,
+    ["stability", *R3, "-m", "AP", "--seed", "1", "--sizes", "1,1"],
+    "error",
+    ("--sizes", "twice"),
+)
+case(
+    "evaluate-agg-with-per-topic",
+    ev,
+    ["evaluate", "{Q}", "{A}", "-m", "AP", "--per-topic", "--agg", "gmean", "--format", "csv"],
+    "warn",
+    ("--agg", "--per-topic"),
+    check=base_eval(["AP"]),
+)
+
+
 # ---- 14. the Python API: ValueError/TypeError/OSError naming what is wrong, or the right result
 def M(name: str):
     return importlib.import_module(name)
