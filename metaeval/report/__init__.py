@@ -59,6 +59,10 @@ class _Report:
             for d in spec.get("degraders", [])
             if d.get("method") in ("stratified", "uniform")
         ]
+        self.degraders = [d.get("id", d.get("method")) for d in spec.get("degraders", [])]
+        self.methods = {
+            d.get("id", d.get("method")): d.get("method") for d in spec.get("degraders", [])
+        }
         results = self.tables.get("results", pd.DataFrame())
         planned = list(dict.fromkeys(data["planned"].get("measure", pd.Series(dtype=str))))
         seen = list(dict.fromkeys(results["measure"])) if len(results) else []
@@ -73,13 +77,56 @@ class _Report:
             return frame
         rank = {m: i for i, m in enumerate(self.order)}
         keys = [frame["measure"].map(lambda m: rank.get(m, len(rank))).to_numpy()]
+        if "degrader" in frame:
+            order = {g: i for i, g in enumerate(["", *self.degraders])}
+            keys.append(frame["degrader"].map(lambda g: order.get(g, len(order))).to_numpy())
         if "world" in frame:
             worlds = {w: i for i, w in enumerate(self.worlds)}
             keys.append(frame["world"].map(lambda w: worlds.get(w, len(worlds))).to_numpy())
         return frame.iloc[np.lexsort(keys)].reset_index(drop=True)
 
+    def level_names(self) -> dict:
+        """x-axis label of the levels of every degrader that is not a percentage."""
+        return {g: self.what_levels(g) for g in self.degraders if g not in self.percent}
+
+    def what_levels(self, degrader: str) -> str:
+        """What a degrader's levels are, for a caption."""
+        method = self.methods.get(degrader, "")
+        return {
+            "stratified": "% of the judgments kept (stratified sampling)",
+            "uniform": "% of the judgments kept (uniform sampling)",
+            "pool_depth": "pool depth",
+        }.get(method, f"levels of {method}" if method else "levels")
+
+    def level_tables(
+        self, statistic: str, name: str, caption: str, *, collapsed: bool = False, **where
+    ) -> list[doc.Block]:
+        """:meth:`pivot`, one table per degrader when the study has several (their levels mean
+        different things: 10 is a rate for one, a pool depth for another)."""
+        wide = self.pivot(statistic, **where)
+        if wide.empty or wide["degrader"].nunique() <= 1:
+            return [doc.table(wide, name, caption, collapsed=collapsed)] if len(wide) else []
+        out = []
+        for g in dict.fromkeys(wide["degrader"]):
+            rows = self.pivot(statistic, degrader=g, **where)
+            rows = rows[rows["degrader"] == g].dropna(axis=1, how="all").drop(columns="degrader")
+            out.append(
+                doc.table(
+                    rows.reset_index(drop=True),
+                    f"{name}_{g}",
+                    f"{caption}; {g}: {self.what_levels(g)}",
+                    collapsed=collapsed,
+                )
+            )
+        return out
+
     def pivot(
-        self, statistic: str, *, other: str | None = None, kind: str | None = None
+        self,
+        statistic: str,
+        *,
+        other: str | None = None,
+        kind: str | None = None,
+        degrader: str | None = None,
     ) -> pd.DataFrame:
         """Measures as rows (study order), levels as columns, for one statistic; worlds and
         degraders as leading columns. The full-judgment rows join every degrader of their
@@ -93,6 +140,8 @@ class _Report:
         if d.empty:
             return d
         full, damaged = d[d["degrader"] == ""], d[d["degrader"] != ""]
+        if degrader is not None:
+            damaged = damaged[damaged["degrader"] == degrader]
         parts = [damaged]
         for world, rows in full.groupby("world", sort=False):
             degraders = damaged.loc[damaged["world"] == world, "degrader"].unique()
@@ -341,30 +390,34 @@ def _robustness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
             out.append(
                 doc.figure(
                     fig.robustness_curves(
-                        rows, statistic=stat, against=against, percent=rep.percent
+                        rows,
+                        statistic=stat,
+                        against=against,
+                        percent=rep.percent,
+                        level_names=rep.level_names(),
                     ),
                     f"robustness_{stat}_{against}",
                     f"{label} with the {against} ranking, by level",
                 )
             )
-            out.append(
-                doc.table(
-                    rep.pivot(stat, other=against, kind="robustness"),
-                    f"robustness_{stat}_{against}",
-                    f"Mean {label} with the {against} ranking, by level",
-                    collapsed=not first,
-                )
+            out += rep.level_tables(
+                stat,
+                f"robustness_{stat}_{against}",
+                f"Mean {label} with the {against} ranking, by level",
+                collapsed=not first,
+                other=against,
+                kind="robustness",
             )
             first = False
     if (rows["statistic"] == "mean_drift").any():
         out += [
             doc.figure(
-                fig.drift_curves(rows, percent=rep.percent),
+                fig.drift_curves(rows, percent=rep.percent, level_names=rep.level_names()),
                 "mean_drift",
                 "Mean drift: the reduced minus the full value, averaged over systems "
                 "(below 0: the measure underestimates)",
             ),
-            doc.table(rep.pivot("mean_drift"), "mean_drift", "Mean drift by level"),
+            *rep.level_tables("mean_drift", "mean_drift", "Mean drift by level"),
         ]
     return out
 
@@ -377,26 +430,24 @@ def _power(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
             "significance level below alpha), with the same resamples at every level."
         ),
         doc.figure(
-            fig.power_curves(rows, percent=rep.percent),
+            fig.power_curves(rows, percent=rep.percent, level_names=rep.level_names()),
             "power",
             "Discriminative power" + (" by level" if rows["level"].nunique() > 1 else ""),
         ),
-        doc.table(
-            rep.pivot("power", kind="discriminative_power"),
+        *rep.level_tables(
+            "power",
             "power",
             "Discriminative power (mean over trials and replicates)",
+            kind="discriminative_power",
+        ),
+        *rep.level_tables(
+            "diff_required",
+            "diff_required",
+            "Estimated difference required for significance",
+            collapsed=True,
+            kind="discriminative_power",
         ),
     ]
-    dr = rep.pivot("diff_required", kind="discriminative_power")
-    if len(dr):
-        out.append(
-            doc.table(
-                dr,
-                "diff_required",
-                "Estimated difference required for significance",
-                collapsed=True,
-            )
-        )
     asl = rep.in_order(rep.tables.get("asl"))
     if asl is not None and len(asl):
         asl = asl.assign(level=asl["level"].astype(str))

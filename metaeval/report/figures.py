@@ -190,6 +190,7 @@ def robustness_curves(
     statistic: str = "tau_b",
     against: str = "full",
     percent: Sequence[str] = (),
+    level_names: dict | None = None,
 ) -> object:
     """Rank correlation against the level of damage (rows of a robustness criterion), one line
     per measure, one panel per world and degrader; the band is the 2.5-97.5 percentile range
@@ -200,30 +201,47 @@ def robustness_curves(
         ylabel=f"{_label(statistic)} with the {against} ranking",
         reference=1.0 if against == "full" else None,
         percent=percent,
+        level_names=level_names,
     )
 
 
-def power_curves(results: pd.DataFrame, *, percent: Sequence[str] = ()) -> object:
+def power_curves(
+    results: pd.DataFrame, *, percent: Sequence[str] = (), level_names: dict | None = None
+) -> object:
     """Discriminative power against the level of damage, one line per measure; with one level
     only (the full judgments), one dot per measure with its interval."""
     d = results[results["statistic"] == "power"]
     if d["level"].nunique() <= 1:
         return measure_dots(d, xlabel="discriminative power")
-    return _per_level(d, ylabel="discriminative power", percent=percent)
+    return _per_level(d, ylabel="discriminative power", percent=percent, level_names=level_names)
 
 
-def drift_curves(results: pd.DataFrame, *, percent: Sequence[str] = ()) -> object:
+def drift_curves(
+    results: pd.DataFrame, *, percent: Sequence[str] = (), level_names: dict | None = None
+) -> object:
     """Mean drift (mean over systems of the reduced minus the full value) against the level."""
     d = results[results["statistic"] == "mean_drift"]
-    return _per_level(d, ylabel="mean drift (reduced - full)", reference=0.0, percent=percent)
+    return _per_level(
+        d,
+        ylabel="mean drift (reduced - full)",
+        reference=0.0,
+        percent=percent,
+        level_names=level_names,
+    )
 
 
 def _per_level(
-    d: pd.DataFrame, *, ylabel: str, reference: float | None = None, percent: Sequence[str] = ()
+    d: pd.DataFrame,
+    *,
+    ylabel: str,
+    reference: float | None = None,
+    percent: Sequence[str] = (),
+    level_names: dict | None = None,
 ):
     """One panel per world and degrader; ``percent`` names the degraders whose levels are
-    percentages of the judgments kept."""
+    percentages of the judgments kept, ``level_names`` the x-axis label of the others'."""
     d = d.copy()
+    level_names = level_names or {}
     panels = list(dict.fromkeys(zip(d["world"], d["degrader"]))) if len(d) else []
     # the full-judgment rows (degrader "") join every degrader's panel of their world
     panels = [(w, g) for w, g in panels if g != ""] or panels
@@ -239,7 +257,7 @@ def _per_level(
             ax.set_xlabel("judgments kept (%)")
         else:
             ax.set_xticks(range(len(ticks)), ticks)
-            ax.set_xlabel(f"level ({degrader})" if degrader else "level")
+            ax.set_xlabel(level_names.get(degrader, f"level ({degrader})" if degrader else "level"))
         if reference is not None:
             ax.axhline(reference, color="grey", linewidth=0.7, linestyle=":")
         ax.set_title(f"{world} / {degrader or 'full judgments'}", fontsize="medium")
