@@ -165,6 +165,14 @@ def _shown(ids, n: int = 5) -> str:
     return ", ".join(map(str, ids[:n])) + (", ..." if len(ids) > n else "")
 
 
+def _number_like(topic: str) -> str:
+    """'01', '1.0' and '1' as one key ('1'); '' for ids that are not numbers."""
+    head, dot, tail = topic.partition(".")
+    if head.isdigit() and (not dot or tail.strip("0") == ""):
+        return head.lstrip("0") or "0"
+    return ""
+
+
 def _check_overlap(runs: RunSet, qrels: Qrels, excluded, missing: str) -> None:
     judged = set(map(str, qrels.topics))
     silent = [r for r in runs if judged.isdisjoint(map(str, r.topics))]
@@ -172,8 +180,8 @@ def _check_overlap(runs: RunSet, qrels: Qrels, excluded, missing: str) -> None:
         return
     answered = sorted({str(t) for r in silent for t in r.topics} - set(excluded))
     hint = ""
-    canon = {t.lstrip("0") or "0": t for t in judged if t.isdigit()}
-    close = [(t, canon.get(t.lstrip("0") or "0")) for t in answered if t.isdigit()]
+    canon = {_number_like(t): t for t in judged if _number_like(t)}
+    close = [(t, canon.get(_number_like(t))) for t in answered if _number_like(t)]
     close = [(a, b) for a, b in close if b is not None and a != b]
     if close:
         hint = (

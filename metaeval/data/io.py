@@ -84,6 +84,8 @@ def read_runs(
     Runs are named by their tags. Two files with the same tag are kept apart: each such run is
     renamed ``"tag (file name)"`` with a warning, so no run silently replaces another.
     """
+    if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
+        paths = [paths]
     paths = [Path(p) for p in paths]
     if not paths:
         raise ValueError("paths is empty: give at least one run file")

@@ -155,9 +155,10 @@ class Qrels:
         bad = ~np.isfinite(g) | (g != np.round(g)) | (g > 127)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
+            shown = frame[gcol].iloc[i]
+            shown = shown.item() if isinstance(shown, np.generic) else shown
             raise ValueError(
-                f"grade column {gcol!r}, row {i}: {frame[gcol].iloc[i]!r} is not an "
-                "integer grade in [-1, 127]"
+                f"grade column {gcol!r}, row {i}: {shown!r} is not an integer grade in [-1, 127]"
             )
         return cls(
             frame[tcol].to_numpy(), frame[dcol].to_numpy(), np.maximum(g, -1).astype(np.int8)

@@ -2210,7 +2210,25 @@ def _api_skip(d):
     return compare_frames(got, oracle(QRELS, [RUN_B], ["AP"], missing="skip"))
 
 
+def _api_one_path(d):
+    runs = M("metaeval").read_runs(f"{d}/a.run")  # one path, not a list of its characters
+    return None if runs.names == ["A"] else f"read {runs.names}"
+
+
+def _float_topics(d):
+    qrels = pd.DataFrame({"topic": [1.0, 2.0], "doc": ["d1", "d7"], "grade": [1, 1]})
+    return M("metaeval").evaluate(f"{d}/a.run", qrels, "AP")
+
+
 case("api-evaluate-files", "python API", api=_api_files, expect="ok")
+case("api-read-runs-one-path", "python API", api=_api_one_path, expect="ok")
+case("api-topics-read-as-floats", "python API", api=_float_topics, must=("'1.0'", "as text"))
+case(
+    "api-qrels-frame-grade-too-big",
+    "python API",
+    api=lambda d: M("metaeval").Qrels.from_df(_frame([("1", "d", 200)])),
+    must=("200 is not",),
+)
 case("api-evaluate-dicts", "python API", api=_api_dicts, expect="ok")
 case("api-evaluate-skip", "python API", api=_api_skip, expect="ok")
 
