@@ -660,6 +660,18 @@ def _informativeness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     lists = lists.round().astype("Int64")  # counts (a mean over replicates, rounded)
     table = rep.sorted_rows(wide.join(lists).reset_index())
     bars = d.rename(columns={"x": "threshold", "mean": "rms"})
+    crit = next(
+        (c for c in rep.data["spec"].get("criteria", []) if c.get("kind") == "informativeness"),
+        {},
+    )
+    k = crit.get("min_relevant", 5)
+    selection = (
+        f"the ranked lists that retrieved at least {k} documents of every relevant grade "
+        "(Robertson et al. 2010's selection), the same lists at every threshold"
+        if crit.get("select") == "each_grade"
+        else f"at each threshold, the ranked lists that retrieved at least {k} documents at or "
+        "above it"
+    )
     return [
         doc.heading("Informativeness"),
         doc.text(
@@ -667,7 +679,7 @@ def _informativeness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
             "inferred by maximum entropy from the measure's value alone (Aslam, Yilmaz & "
             "Pavlu 2005; Robertson, Kanoulas & Yilmaz 2010), at each relevance threshold: "
             "the lower, the more the value says about the list. Measures without a "
-            "maximum-entropy expectation are left out."
+            f"maximum-entropy expectation are left out. Lists: {selection}."
         ),
         doc.figure(
             fig.informativeness_bars(bars),
