@@ -94,7 +94,9 @@ def describe(err: BaseException) -> str:
         option = SELECTION_OPTIONS.get(err.what, err.what)
         spec = str(err.spec) if isinstance(err.spec, (str, Path)) else ",".join(map(str, err.spec))
         text = str(err)
-        return f"{option} {text}" if text.startswith(spec) else f"{option} {spec!r}: {text}"
+        if spec and text.startswith(spec):  # the message names the selection itself
+            return f"{option} {text}"
+        return f"{option} {spec!r}: {text}"
     return str(err)
 
 
