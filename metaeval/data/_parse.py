@@ -34,6 +34,8 @@ from metaeval.data.errors import TrecFormatError
 PathLike = str | os.PathLike
 
 _COMMENT = re.compile(rb"(?m)^[ \t]*#")
+#: Spaces that look like a separator but are not one (trec_eval splits on ASCII whitespace).
+_UNICODE_SPACE = re.compile("[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000\ufeff]")
 EXTRA_FIELDS = ("error", "ignore")
 
 _LAYOUT = {
@@ -108,6 +110,8 @@ def read_bytes(path: PathLike) -> bytes:
             raise TrecFormatError(path, None, problem)
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
+    if _BOM in raw:  # files concatenated with their marks (cat a b): each would glue to a topic
+        raw = re.sub(rb"(^|\n)[ \t]*\xef\xbb\xbf", rb"\1", raw)
     if b"\r" in raw:
         if b"\n" not in raw:  # old Mac line endings
             raw = raw.replace(b"\r", b"\n")
@@ -179,7 +183,8 @@ def _exact_table(
     if b"\x00" in data:
         bad = data.count(b"\n", 0, data.index(b"\x00"))
         raise TrecFormatError(path, bad + 1, "the line holds NUL bytes: this is not a text file")
-    parts = pc.utf8_split_whitespace(pc.utf8_trim_whitespace(lines), max_splits=n - 1)
+    # ASCII whitespace only, as trec_eval and the fast path: a no-break space is part of an id
+    parts = pc.ascii_split_whitespace(pc.ascii_trim_whitespace(lines), max_splits=n - 1)
     count = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
     first = pc.list_element(parts, 0)
     blank = pc.equal(first, "").to_numpy(zero_copy_only=False)
@@ -193,16 +198,19 @@ def _exact_table(
         i = int(np.flatnonzero(short)[0])
         found = int(count[i])
         hint = f"; this looks like a {other_kind} file" if found == other_fields else ""
+        odd = _UNICODE_SPACE.search(lines[i].as_py())
+        if odd:
+            hint += f"; U+{ord(odd.group()):04X} is not a field separator (use spaces or tabs)"
         raise TrecFormatError(
             path, i + 1, f"expected {n} fields for a {kind} file, found {found}{hint}"
         )
     parts = parts.filter(pa.array(keep))
     columns = {name: pc.list_element(parts, j) for j, name in enumerate(names)}
     last = columns[names[-1]]
-    extra = pc.match_substring_regex(last, r"\s").to_numpy(zero_copy_only=False)
+    extra = pc.match_substring_regex(last, r"[ \t\r\f\v]").to_numpy(zero_copy_only=False)
     if extra.any():
         i = int(np.flatnonzero(extra)[0])
-        found = n + len(last[i].as_py().split()) - 1
+        found = n + len(last[i].as_py().encode().split()) - 1
         if kind == "qrels" or extra_fields == "error":
             hint = ""
             if found == other_fields:
@@ -214,7 +222,7 @@ def _exact_table(
                 int(rows[i]) + 1,
                 f"expected {n} fields for a {kind} file, found {found}{hint}",
             )
-        columns[names[-1]] = pc.list_element(pc.utf8_split_whitespace(last, max_splits=1), 0)
+        columns[names[-1]] = pc.list_element(pc.ascii_split_whitespace(last, max_splits=1), 0)
     return pa.table(columns), rows + 1
 
 

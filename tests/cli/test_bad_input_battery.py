@@ -78,13 +78,13 @@ def ref_text(raw: bytes) -> str:
     ):
         if raw.startswith(magic):
             raw = decompress(raw)
-    raw = raw[3:] if raw.startswith(BOM) else raw
-    return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    return "\n".join(line.lstrip(" \t").removeprefix("\ufeff") for line in text.split("\n"))
 
 
 def ref_lines(raw: bytes):
     for line in ref_text(raw).split("\n"):
-        parts = line.split()
+        parts = [p.decode() for p in line.encode().split()]  # ASCII whitespace, as trec_eval
         if parts and not parts[0].startswith("#"):
             yield parts
 
@@ -299,6 +299,10 @@ def variants(text: bytes) -> dict[str, bytes]:
         "bom_leading_space": BOM + b" " + text,
         "bom_blank_first": BOM + b"\n" + text,
         "mixed_crlf_and_cr": text.replace(b"\n", b"\r\n", 3).replace(b"\n", b"\r", 2),
+        "concatenated_with_boms": BOM
+        + b"".join(text.splitlines(keepends=True)[:3])
+        + BOM
+        + b"".join(text.splitlines(keepends=True)[3:]),
         "gzip": gzip.compress(text),
         "bz2": bz2.compress(text),
         "xz": lzma.compress(text),
@@ -381,6 +385,7 @@ for name, data, must in [
     ("gzip-of-gzip", gzip.compress(gzip.compress(QRELS)), ("bad.qrels", "compressed twice")),
     ("zip-archive", b"PK\x03\x04\x14\x00\x00\x00" + b"\x00" * 30, ("bad.qrels", "zip")),
     ("zstd", b"\x28\xb5\x2f\xfd" + b"\x00" * 20, ("bad.qrels", "zstd")),
+    ("no-break-spaces-as-separators", "1\u00a00\u00a0d1\u00a01\n".encode(), ("line 1", "U+00A0")),
 ]:
     case(
         f"qrels-{name}",
@@ -481,6 +486,15 @@ for name, data, must in [
         must,
         files={"bad.run": data},
     )
+NBSP_IDS = "# ids with a no-break space\n1 Q0 d\u00a01 1 2.0 N\n1 Q0 d4 2 1.0 N\n".encode()
+case(
+    "run-no-break-space-inside-ids",
+    "malformed runs",
+    ["evaluate", "{Q}", "{d}/n.run", "-m", "AP", "--per-topic", "--format", "csv"],
+    "ok",
+    files={"n.run": NBSP_IDS},
+    check=evaluates(QRELS, [NBSP_IDS], ["AP"]),
+)
 case(
     "run-nonnumeric-rank-is-ignored",
     "malformed runs",
