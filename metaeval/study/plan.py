@@ -170,6 +170,8 @@ def make_plan(spec: StudySpec, done: frozenset | set = frozenset()) -> Plan:
                 tid = task_id(world.id, rep, did, trial)
                 mine: list[Unit] = []
                 for cspec, _ in criteria:
+                    if not cspec.runs_on(world.id):
+                        continue
                     levels = (
                         ((FULL,) if full_for[cspec.id] else ())
                         if dspec is None

@@ -53,6 +53,7 @@ Schema 1::
     id = "tau"                    # optional, default: the kind
     levels = "all"                # optional: "all", or a list of levels and "full"
     topic_filter = { grade = 2, at_most = 5 }   # optional: topics with <= 5 docs of grade >= 2
+    worlds = ["robust03"]         # optional: only on these worlds (default: every world)
     statistics = ["tau_b", "tau_ap"]            # any other key is a parameter of the criterion
 """
 
@@ -307,16 +308,22 @@ class DegraderSpec:
 
 @dataclass(frozen=True)
 class CriterionSpec:
-    """A criterion: its kind, the levels it is computed at, an optional topic filter and its
-    parameters."""
+    """A criterion: its kind, the levels it is computed at, an optional topic filter, its
+    parameters, and the worlds it runs on (empty: every world)."""
 
     id: str
     kind: str
     levels: Any = None  # None: the criterion's default; "all"; or a tuple
     topic_filter: tuple = ()
     params: tuple = ()
+    worlds: tuple = ()
+
+    def runs_on(self, world_id: str) -> bool:
+        return not self.worlds or world_id in self.worlds
 
     def identity(self) -> dict:
+        """What the criterion computes; its worlds are left out, so that restricting a
+        criterion to fewer worlds keeps the results it already has on them."""
         return {
             "kind": self.kind,
             "topic_filter": _jsonable(self.topic_filter),
@@ -495,7 +502,7 @@ def load_spec(path: str | Path, *, text: str | None = None) -> StudySpec:
     criteria_tables = top.tables("criteria")
     if not criteria_tables:
         raise top.error("criteria", "a study needs at least one [[criteria]] entry")
-    criteria = tuple(_criterion(t, degraders) for t in criteria_tables)
+    criteria = tuple(_criterion(t, degraders, worlds) for t in criteria_tables)
     _unique([c.id for c in criteria], top, "criteria")
 
     claims = tuple(_claim(t, criteria, measures, worlds, degraders) for t in top.tables("claims"))
@@ -783,7 +790,7 @@ def _missing(text: str) -> str:
     return text
 
 
-def _criterion(t: _Table, degraders: tuple[DegraderSpec, ...]) -> CriterionSpec:
+def _criterion(t: _Table, degraders: tuple[DegraderSpec, ...], worlds: tuple) -> CriterionSpec:
     from metaeval.study.criteria import registered_criteria
 
     kind = t.take("kind", str)
@@ -805,6 +812,14 @@ def _criterion(t: _Table, degraders: tuple[DegraderSpec, ...]) -> CriterionSpec:
                     f"{', '.join(sorted(known_levels))}",
                 )
         levels = tuple(str(lv) for lv in levels)
+    only = t.take("worlds", (str, list), [])
+    only = [only] if isinstance(only, str) else only
+    for i, w in enumerate(only):
+        if w not in {x.id for x in worlds}:
+            raise t.error(
+                f"worlds[{i}]",
+                f"{w!r} is not a world of the study; worlds: {', '.join(x.id for x in worlds)}",
+            )
     filt = t.table("topic_filter", None)
     topic_filter: dict = {}
     if filt is not None:
@@ -828,7 +843,12 @@ def _criterion(t: _Table, degraders: tuple[DegraderSpec, ...]) -> CriterionSpec:
                 key, f"not a parameter of {kind}; parameters: {', '.join(allowed) or 'none'}"
             )
     spec = CriterionSpec(
-        id=cid, kind=kind, levels=levels, topic_filter=_freeze(topic_filter), params=_freeze(params)
+        id=cid,
+        kind=kind,
+        levels=levels,
+        topic_filter=_freeze(topic_filter),
+        params=_freeze(params),
+        worlds=tuple(dict.fromkeys(only)),
     )
     try:
         spec.make()
@@ -942,10 +962,15 @@ def _claim(t: _Table, criteria, measures, worlds, degraders) -> ClaimSpec:
         if "level" in check or not isinstance(check["levels"], list) or not check["levels"]:
             raise c.error("levels", "must be a non-empty array of levels, and replaces level")
         check["levels"] = [str(lv) for lv in check["levels"]]
-    for key in ("worlds",):
-        for w in [check[key]] if isinstance(check.get(key), str) else check.get(key, []):
-            if w not in {x.id for x in worlds}:
-                raise c.error(key, f"{w!r} is not a world of the study")
+    criterion = next(x for x in criteria if x.id == check["criterion"])
+    named = check.get("worlds", [])
+    for w in [named] if isinstance(named, str) else named:
+        if w not in {x.id for x in worlds}:
+            raise c.error("worlds", f"{w!r} is not a world of the study")
+        if not criterion.runs_on(w):
+            raise c.error("worlds", f"criterion {criterion.id!r} does not run on world {w!r}")
+    if criterion.worlds and "worlds" not in check:
+        check["worlds"] = list(criterion.worlds)  # judged where the criterion runs
     levels = {str(lv) for d in degraders for lv in d.levels} | {FULL}
     for key in ("level", "from", "to", "relative_to", "levels"):
         for i, lv in enumerate(check.get(key, []) if key == "levels" else [check.get(key)]):

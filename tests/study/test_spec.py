@@ -133,3 +133,31 @@ kind = "agreement"
     unknown = text.replace('"q001,q002,q003"', '"q001,q999"')  # found by the plan, not by the tasks
     with pytest.raises(SpecError, match=r"worlds\[0\]\.topics: .*q999"):
         load_spec(write_spec(tmp_path, unknown))
+
+
+def test_a_criterion_can_run_on_some_worlds_only(tmp_path):
+    from metaeval.study import make_plan
+
+    second = '[[worlds]]\nid = "other"\nkind = "simulator"\npreset = "trec_like"\nn_topics = 8\nn_systems = 5\n\n[[degraders]]'
+    text = spec_text().replace("[[degraders]]", second, 1)
+    text = text.replace('kind = "stability"\n', 'kind = "stability"\nworlds = ["other"]\n')
+    claim = (
+        '\n[[claims]]\nid = "C"\ntext = "t"\ncheck = { kind = "threshold", criterion = "stability",'
+        ' statistic = "tau_subset", measures = ["AP"], above = 0.5 }\n'
+    )
+    spec = load_spec(write_spec(tmp_path, text + claim))
+    stability = spec.criterion("stability")
+    assert stability.worlds == ("other",)
+    assert list(spec.claims[0].check_dict()["worlds"]) == ["other"]  # judged where it runs
+    units = make_plan(spec).units
+    assert {u.world for u in units if u.criterion == "stability"} == {"other"}
+    assert {u.world for u in units if u.criterion == "robustness"} == {"sim", "other"}
+    # the restriction leaves what the criterion computes on its worlds unchanged
+    unrestricted = load_spec(write_spec(tmp_path, text.replace('worlds = ["other"]\n', "")))
+    ids = {u.id for u in make_plan(unrestricted).units if u.criterion == "stability"}
+    assert {u.id for u in units if u.criterion == "stability"} < ids
+    with pytest.raises(SpecError, match=r"criteria\[3\]\.worlds\[0\]: 'nope' is not a world"):
+        load_spec(write_spec(tmp_path, text.replace('["other"]', '["nope"]')))
+    elsewhere = claim.replace("above = 0.5", 'above = 0.5, worlds = ["sim"]')
+    with pytest.raises(SpecError, match=r"does not run on world 'sim'"):
+        load_spec(write_spec(tmp_path, text + elsewhere))
