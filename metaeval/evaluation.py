@@ -192,10 +192,15 @@ def _check_overlap(runs: RunSet, qrels: Qrels, excluded, missing: str) -> None:
         run = runs[0]
         source = f" ({run.source})" if getattr(run, "source", None) else ""
         who = f"run {run.name!r}{source} answers no" if len(runs) == 1 else "no run answers a"
+        if not answered:  # everything it answered was left out by the topic selection
+            raise ValueError(
+                f"{who} topic of the selection: it answers only topics left out of it; the "
+                f"selected topics are {_shown(sorted(judged))}"
+            )
         raise ValueError(
             f"{who} topic of the qrels{' (after the topic selection)' if excluded else ''}: "
-            f"the run topics are {_shown(answered) or 'only topics left out'}, the qrels "
-            f"topics {_shown(sorted(judged))}{hint}"
+            f"the run topics are {_shown(answered)}, the qrels topics "
+            f"{_shown(sorted(judged))}{hint}"
         )
     outcome = "have no score" if missing == "skip" else "score 0 on every topic"
     named = (f"{r.name} ({r.source})" if getattr(r, "source", None) else r.name for r in silent)

@@ -86,6 +86,15 @@ def fail(message, code: int = 2) -> NoReturn:
 SELECTION_OPTIONS = {"topic": "--topics", "run": "--runs"}
 
 
+def prefixed(prefix: str, err: BaseException | str) -> str:
+    """``prefix: message``, without saying the prefix twice when the message starts with it."""
+    text = str(err)
+    bare = prefix.split(" ", 1)[-1]  # "--against 'P@0'" -> "'P@0'"
+    if text.startswith((prefix, bare)):
+        text = text[len(prefix) if text.startswith(prefix) else len(bare) :].lstrip(": ")
+    return f"{prefix}: {text}"
+
+
 def describe(err: BaseException) -> str:
     """An exception as the one-line text the user sees: a selection error names its option."""
     from metaeval.data.select import SelectionError
@@ -211,6 +220,9 @@ def writable(path: Path, option: str, *, folder: bool = False) -> Path:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
+        blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            fail(f"{option} {path}: {blocker} is a file, not a folder")
         fail(f"{option} {path}: cannot create {folder}: {err.strerror}")
     import os
 
@@ -232,6 +244,7 @@ __all__ = [
     "FormatOption",
     "fail",
     "describe",
+    "prefixed",
     "option_error",
     "check_alpha",
     "one_line",

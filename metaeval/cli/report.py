@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from metaeval.cli._common import fail, writable
+from metaeval.cli._common import fail, prefixed, writable
 
 
 def report(
@@ -34,7 +34,7 @@ def report(
     try:
         written = write_report(directory, formats=formats, out=out)
     except (ValueError, OSError) as err:
-        fail(f"{directory}: {err}")
+        fail(err if str(directory) in str(err) else f"{directory}: {err}")
     for kind, path in written.items():
         typer.echo(f"{kind}: {path}")
 
@@ -118,7 +118,7 @@ def check_study_folder(directory: Path) -> None:
             fail(f"{store.manifest_path} is not a study manifest (no study name in it)")
         units = load_results(directory, "units")
     except (ValueError, OSError) as err:  # a corrupt parquet file names itself
-        fail(f"{directory}: {err}")
+        fail(err if str(directory) in str(err) else f"{directory}: {err}")
     if units.empty:
         fail(f"{directory} holds no saved results yet: run the study (metaeval study run)")
 
@@ -153,13 +153,13 @@ def _check_card_measures(measure: str, baselines: list[str], against: str) -> No
     try:
         name = canonical_name(measure)
     except (ValueError, TypeError) as err:
-        fail(f"-m {measure!r}: {err}")
+        fail(prefixed(f"-m {measure!r}", err))
     others = set()
     for b in baselines:
         try:
             others.add(canonical_name(b))
         except (ValueError, TypeError) as err:
-            fail(f"--against {b!r}: {err}")
+            fail(prefixed(f"--against {b!r}", err))
     if not others - {name}:
         fail(
             f"--against {against!r}: give at least one baseline other than {name}, "
@@ -248,6 +248,7 @@ def quickstart(
     from metaeval.study import load_spec, run_study
     from metaeval.study.spec import study_file
 
+    writable(out, "--out", folder=True)
     try:
         spec = load_spec(study_file("quickstart.toml"))
     except (ValueError, OSError) as err:

@@ -229,7 +229,7 @@ def status(
             pd.read_parquet(out / "plan.parquet") if (out / "plan.parquet").is_file() else units
         )
     except (ValueError, OSError) as err:  # a corrupt parquet file names itself
-        fail(f"{out}: {err}")
+        fail(err if str(out) in str(err) else f"{out}: {err}")
     if "unit" not in units:
         units = pd.DataFrame({"unit": [], "criterion": []})
     if "unit" not in planned or "criterion" not in planned:

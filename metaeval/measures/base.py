@@ -204,7 +204,7 @@ def register(cls: type[Measure] | None = None, *, aliases: tuple[str, ...] = ())
             if owner is not None and _origin(owner) != _origin(klass):
                 raise ValueError(
                     f"a measure named {name!r} is already registered by "
-                    f"{_origin(owner)}; choose another name for {_origin(klass)}"
+                    f"{_where(owner)}; choose another name for {_where(klass)}"
                 )
         _REGISTRY[klass.name] = klass
         for alias in aliases:
@@ -217,6 +217,16 @@ def register(cls: type[Measure] | None = None, *, aliases: tuple[str, ...] = ())
 def _origin(klass: type) -> str:
     """Where a class comes from: the same class loaded twice has the same origin."""
     return f"{klass.__module__}.{klass.__qualname__}"
+
+
+def _where(klass: type) -> str:
+    """A class as a user knows it: its name and the file it is in (a plugin's module name is
+    made up), or its dotted path for a module of a package."""
+    module = __import__("sys").modules.get(klass.__module__)
+    file = getattr(module, "__file__", None)
+    if klass.__module__.startswith("metaeval_plugin_") and file:
+        return f"{klass.__qualname__} in {file}"
+    return _origin(klass)
 
 
 def registered() -> dict[str, type[Measure]]:

@@ -1990,7 +1990,7 @@ case(
     st,
     ["quickstart", "--out", "{d}/blocker/q", "-q"],
     "error",
-    ("blocker/q", "cannot create"),
+    ("--out", "blocker", "not a folder"),
     files={"blocker": b""},
 )
 
