@@ -68,9 +68,10 @@ SPARSE_SHARE = 0.5
 #: Run rows hashed against the judgments at once: bounds the build's temporary memory (about
 #: 30 bytes per row) without making the join any slower.
 _JOIN_ROWS = 1 << 23
-#: Threads joining batches of runs, and the rows from which the join is split between them.
+#: Threads joining batches of runs when there are several. A join small enough for one batch
+#: stays on the calling thread: handing half of it to another thread saved nothing on a busy
+#: 2-core machine and could double its time (TREC DL 2020, 3 million rows).
 _THREADS = max(1, min(4, os.cpu_count() or 1))
-_PARALLEL_ROWS = 1_000_000
 #: Largest topics x distinct judged documents for which the join's integer side is a dense
 #: table (4 bytes a cell); past it, a binary search over sorted (topic, document) keys.
 _TABLE_CELLS = 50_000_000
@@ -210,7 +211,7 @@ class EvalTensor:
         if len(batches) == 1:
             parts = [joiner.entries(runs, batches[0], list_topic, list_keep, n_topics)]
         else:
-            # Arrow's hash lookups and numpy release the GIL: batches of runs join in parallel.
+            # Arrow's hash lookups and numpy release the GIL: the batches join in parallel.
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=min(len(batches), _THREADS)) as pool:
@@ -606,12 +607,10 @@ _CACHED = (
 
 
 def _batches(sizes: list[int]) -> list[list[int]]:
-    """Runs (by position) in contiguous batches of about equal rows: at most ``_JOIN_ROWS``
-    each, and one per thread once there are ``_PARALLEL_ROWS`` rows or more."""
+    """Runs (by position) in contiguous batches of about equal rows, about ``_JOIN_ROWS`` at
+    most each."""
     total = sum(sizes)
     n = max(-(-total // _JOIN_ROWS), 1)
-    if total >= _PARALLEL_ROWS:
-        n = max(n, _THREADS)
     bounds = np.cumsum(sizes)
     # Run s goes to the batch its last row falls in.
     which = np.minimum((bounds - 1) * n // max(total, 1), n - 1)
@@ -663,28 +662,35 @@ class _Join:
         values = np.frombuffer(found.buffers()[1], dtype=np.int32, count=found.offset + len(found))
         at = _valid_positions(found)
         uid = values[found.offset :][at]
-        # Every ranked list of the batch: first row, run, topic and kept length.
-        starts, owner, topic, keep = [], [], [], []
+        # Every ranked list of the batch: first row, (run, topic) group, topic and kept length
+        # (0 for a topic without judgments, so none of its ranks is kept).
+        starts, group, topic, keep = [], [], [], []
         base = 0
         for s in batch:
             run = runs[s]
             starts.append(base + run.offsets[:-1])
-            owner.append(np.full(len(run.offsets) - 1, s, dtype=np.int64))
+            group.append(s * n_topics + list_topic[s])
             topic.append(list_topic[s])
             keep.append(list_keep[s])
             base += len(run)
-        starts, owner = np.concatenate(starts), np.concatenate(owner)
+        starts, group = np.concatenate(starts), np.concatenate(group)
         topic, keep = np.concatenate(topic), np.concatenate(keep)
-        lists = np.searchsorted(starts, at, side="right") - 1
+        if 8 * len(at) > base:
+            # Most rows hold a judged id: one sequential pass labels every row with its list.
+            sizes = np.diff(np.append(starts, base))
+            lists = np.repeat(np.arange(len(starts), dtype=np.int32), sizes)[at]
+        else:
+            lists = np.searchsorted(starts, at, side="right") - 1
         rank = at - starts[lists]
-        inside = np.flatnonzero((rank < keep[lists]) & (topic[lists] >= 0))
-        lists, rank, uid = lists[inside], rank[inside], uid[inside]
+        inside = rank < keep[lists]
+        if not inside.all():
+            inside = np.flatnonzero(inside)
+            lists, rank, uid = lists[inside], rank[inside], uid[inside]
         rows = self.rows_of(topic[lists], uid)
         hit = np.flatnonzero(rows < self.n_judgments)
         lists, rank, rows = lists[hit], rank[hit], rows[hit]
-        group = owner[lists] * n_topics + topic[lists]
         dtype = _group_dtype(len(runs), n_topics)
-        return group.astype(dtype), rank.astype(np.int32), rows.astype(np.int32)
+        return group[lists].astype(dtype), rank.astype(np.int32), rows.astype(np.int32)
 
 
 def _valid_positions(arr: pa.Array) -> np.ndarray:
