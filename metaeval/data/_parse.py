@@ -110,7 +110,9 @@ def read_bytes(path: PathLike) -> bytes:
             raise TrecFormatError(path, None, problem)
     if raw.startswith(_BOM):
         raw = raw[len(_BOM) :]
-    if _BOM in raw:  # files concatenated with their marks (cat a b): each would glue to a topic
+    # Files concatenated with their marks (cat a b): each would glue to a topic. The one-byte
+    # search first: the three-byte one alone takes about 40% of the time parsing takes.
+    if b"\xef" in raw and _BOM in raw:
         raw = re.sub(rb"(^|\n)[ \t]*\xef\xbb\xbf", rb"\1", raw)
     if b"\r" in raw:
         if b"\n" not in raw:  # old Mac line endings
