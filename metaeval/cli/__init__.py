@@ -54,10 +54,14 @@ def _repeated_option(command, argv: list[str]) -> str | None:
         if getattr(param, "param_type_name", "") != "option" or param.multiple:
             continue
         opts = [*param.opts, *param.secondary_opts]
+        long = [o for o in opts if o.startswith("--")]
+        short = [o for o in opts if len(o) == 2 and o[0] == "-" and o[1] != "-"]
         seen = [
             t
             for t in tokens
-            if t in opts or any(t.startswith(o + "=") for o in opts if o.startswith("--"))
+            if t in opts
+            or any(t.startswith(o + "=") for o in long)
+            or any(t.startswith(o) and len(t) > 2 for o in short)  # -j2, -B500
         ]
         if len(seen) > 1:
             return max(param.opts, key=len)

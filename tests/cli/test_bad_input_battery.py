@@ -2073,6 +2073,15 @@ case(
 )
 
 
+case(
+    "short-option-twice-with-attached-value",
+    dc,
+    ["discriminate", "{Q}", "{A}", "{C}", "-B", "5", "-B50", "--seed", "1"],
+    "error",
+    ("--samples", "twice"),
+)
+
+
 # ---- 14. the Python API: ValueError/TypeError/OSError naming what is wrong, or the right result
 def M(name: str):
     return importlib.import_module(name)
