@@ -136,6 +136,15 @@ def run(argv: list[str] | None = None) -> int:
         if type(err).__name__ == "Abort":
             print("interrupted", file=sys.stderr)
             return 130
+        if type(err).__name__ == "NoArgsIsHelpError":  # the help is shown; say what is missing
+            ctx = getattr(err, "ctx", None)
+            names = sorted(getattr(getattr(ctx, "command", None), "commands", {}) or [])
+            where = " ".join(ctx.command_path.split()[1:]) if ctx is not None else ""
+            print(
+                f"error: give a command{' after ' + where if where else ''}: {', '.join(names)}",
+                file=sys.stderr,
+            )
+            return 2
         if hasattr(err, "format_message") and hasattr(err, "exit_code"):  # a usage error
             from metaeval.cli._common import one_line
 

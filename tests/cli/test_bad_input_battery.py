@@ -2082,6 +2082,10 @@ case(
 )
 
 
+case("no-command", ev, [], "error", ("command", "evaluate"))
+case("study-without-its-command", st, ["study"], "error", ("command", "plan"))
+
+
 # ---- 14. the Python API: ValueError/TypeError/OSError naming what is wrong, or the right result
 def M(name: str):
     return importlib.import_module(name)
