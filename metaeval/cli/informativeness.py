@@ -101,6 +101,7 @@ def informativeness(
     inferred precision-recall curve against the actual one is printed per measure and
     relevance threshold (lower = more informative).
     """
+    from metaeval.data import read_qrels, read_runs
     from metaeval.evaluation import check_distinct_inputs
     from metaeval.meta.informativeness import example_pr_curves
     from metaeval.meta.informativeness import informativeness as run_informativeness
@@ -113,12 +114,16 @@ def informativeness(
         fail(err)
     if plot is not None:
         writable(plot, "--plot", folder=True)
+    try:  # read once: a pipe (/dev/stdin, <(zcat run.gz)) cannot be read again for the figures
+        runset, judged = read_runs(runs), read_qrels(qrels)
+    except (ValueError, OSError) as err:
+        fail(err)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", MaxEntConvergenceWarning)
             result = run_informativeness(
-                [str(p) for p in runs],
-                str(qrels),
+                runset,
+                judged,
                 measure,
                 rel=rel,
                 min_relevant=min_relevant,
@@ -151,7 +156,7 @@ def informativeness(
         from metaeval.report.figures import informativeness_bars, pr_curves
 
         summary = result.summary.assign(world="")
-        curves = example_pr_curves(result, [str(p) for p in runs], str(qrels), rel=rel)
+        curves = example_pr_curves(result, runset, judged, rel=rel)
         try:
             informativeness_bars(summary).savefig(plot / "rms_by_measure.png", dpi=150)
             pr_curves(curves).savefig(plot / "pr_curves.png", dpi=150)

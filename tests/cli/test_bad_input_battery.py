@@ -2086,6 +2086,27 @@ case("no-command", ev, [], "error", ("command", "evaluate"))
 case("study-without-its-command", st, ["study"], "error", ("command", "plan"))
 
 
+case(
+    "informativeness-figures-from-a-pipe",
+    cr,
+    [
+        "informativeness",
+        "{Q}",
+        "/dev/stdin",
+        "{C}",
+        "--min-relevant",
+        "1",
+        "-m",
+        "AP",
+        "--plot",
+        "{d}/figs",
+    ],
+    "ok",
+    stdin=RUN_A,
+    check=file_exists("figs/pr_curves.png"),
+)
+
+
 # ---- 14. the Python API: ValueError/TypeError/OSError naming what is wrong, or the right result
 def M(name: str):
     return importlib.import_module(name)
@@ -2274,7 +2295,7 @@ def classify(c: Case, code: int, out: str, err: str, d: Path) -> tuple[str, str]
         return ("UNCLEAR", f"{errors[0]!r} lacks {lacking}") if lacking else ("OK", errors[0])
     if code != 0:
         return "UNCLEAR", f"valid input refused (exit {code}): {err[:300]}"
-    if other:
+    if any("Exception" in x or "Error" in x for x in other):  # e.g. "Exception ignored in..."
         return "UNCLEAR", f"stray stderr lines: {other}"
     if c.expect == "warn" and not any(
         x.startswith("warning: ") and all(m.lower() in x.lower() for m in c.must) for x in lines
