@@ -312,40 +312,43 @@ def run_study(
         if scheduler is not None
         else _local(spec, plan.tasks, jobs)
     )
-    try:
-        with _sigterm_as_interrupt(), _Progress(len(plan.tasks), plan.n_done, quiet) as bar:
-            for outcome in outcomes:
-                task = by_id[outcome.task_id]
-                summary.task_seconds += outcome.seconds
-                summary.criteria_seconds += outcome.criteria_seconds
-                if outcome.ok:
-                    store.write_task(task, outcome.tables)
-                    summary.completed += 1
-                    summary.units += len(task.units)
-                else:
-                    store.write_failure(task, outcome.error, outcome.traceback)
-                    summary.failed += 1
-                    summary.failures.append(f"{task.id}: {outcome.error}")
-                bar.update(outcome.ok)
-        _analytic_claims(spec, store)
-    except KeyboardInterrupt:
-        summary.interrupted = True
-    finally:
-        close = getattr(outcomes, "close", None)
-        if close is not None:
-            close()
-        summary.seconds = time.perf_counter() - start
-        store.finish(
-            {
-                "completed": summary.completed,
-                "units": summary.units,
-                "failed": summary.failed,
-                "interrupted": summary.interrupted,
-                "seconds": round(summary.seconds, 3),
-                "task_seconds": round(summary.task_seconds, 3),
-                "criteria_seconds": round(summary.criteria_seconds, 3),
-            }
-        )
+    # SIGTERM stops the study like Ctrl-C from here to the end, so a signal that arrives
+    # between two tasks, or after the last, is never the default (an abrupt exit).
+    with _sigterm_as_interrupt():
+        try:
+            with _Progress(len(plan.tasks), plan.n_done, quiet) as bar:
+                for outcome in outcomes:
+                    task = by_id[outcome.task_id]
+                    summary.task_seconds += outcome.seconds
+                    summary.criteria_seconds += outcome.criteria_seconds
+                    if outcome.ok:
+                        store.write_task(task, outcome.tables)
+                        summary.completed += 1
+                        summary.units += len(task.units)
+                    else:
+                        store.write_failure(task, outcome.error, outcome.traceback)
+                        summary.failed += 1
+                        summary.failures.append(f"{task.id}: {outcome.error}")
+                    bar.update(outcome.ok)
+            _analytic_claims(spec, store)
+        except KeyboardInterrupt:
+            summary.interrupted = True
+        finally:
+            close = getattr(outcomes, "close", None)
+            if close is not None:
+                close()
+            summary.seconds = time.perf_counter() - start
+            store.finish(
+                {
+                    "completed": summary.completed,
+                    "units": summary.units,
+                    "failed": summary.failed,
+                    "interrupted": summary.interrupted,
+                    "seconds": round(summary.seconds, 3),
+                    "task_seconds": round(summary.task_seconds, 3),
+                    "criteria_seconds": round(summary.criteria_seconds, 3),
+                }
+            )
     return summary
 
 

@@ -174,7 +174,7 @@ def test_another_version_refuses_to_resume(tmp_path, small_spec):
 
 def test_sigterm_keeps_finished_tasks_and_exits_130(tmp_path, small_spec):
     path = small_spec()
-    path.write_text(path.read_text().replace("trials = 2", "trials = 8"))
+    path.write_text(path.read_text().replace("trials = 2", "trials = 16"))
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
