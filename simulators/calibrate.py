@@ -51,7 +51,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from scipy import stats as sps
 
 from metaeval._validation import as_generator, check_int
 from metaeval.data import Qrels, RunSet
@@ -133,7 +132,9 @@ class CollectionStats:
 
 
 def _kendall_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.array([sps.kendalltau(x, y).statistic for x, y in zip(a, b)])
+    from scipy import stats  # imported here: importing it costs half a second at start-up
+
+    return np.array([stats.kendalltau(x, y).statistic for x, y in zip(a, b)])
 
 
 def _stats_from_tensor(

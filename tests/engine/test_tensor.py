@@ -76,6 +76,8 @@ def test_depth_cut(small):
     assert tensor.depth == 2 and tensor.lengths.max() == 2
     with pytest.raises(ValueError, match="depth"):
         EvalTensor.build(runs, qrels, depth=0)
+    with pytest.raises(ValueError, match="depth"):  # not an OverflowError deep inside
+        EvalTensor.build(runs, qrels, depth=10**30)
 
 
 def test_with_judgments_equals_rebuilding(small):
