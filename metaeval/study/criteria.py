@@ -65,6 +65,12 @@ class Criterion:
     def _validate(self) -> None:
         """Check parameter values; raise ValueError naming the parameter."""
 
+    def produces(self) -> tuple[str, ...] | None:
+        """The statistics this criterion writes in ``results``, so that a claim naming another
+        one is an error as soon as the study file is read; None when not declared (a claim's
+        statistic is then only looked for in the saved results)."""
+        return None
+
     def compute(self, ctx, measures: list) -> dict[str, pd.DataFrame]:
         """Rows for ``measures`` (names, or pairs of names when ``pairwise``) in ``ctx``.
 
@@ -160,6 +166,9 @@ class Robustness(Criterion):
         _statistics("statistics", self.statistics, CORRELATIONS)
         _statistics("against", self.against, ("full", "truth", "effect"))
 
+    def produces(self):
+        return (*self.statistics, "mean_drift")
+
     def compute(self, ctx, measures):
         from metaeval.meta.robustness import mean_drift, rank_correlations
 
@@ -213,6 +222,9 @@ class DiscriminativePower(Criterion):
         check_optional_int("B", self.B, min=1)
         check_alpha(self.alpha)
 
+    def produces(self):
+        return ("power", "diff_required", "n_significant", "n_pairs")
+
     def compute(self, ctx, measures):
         out, curves = [], []
         for m in measures:
@@ -257,6 +269,9 @@ class SignificanceChanges(Criterion):
         check_optional_int("B", self.B, min=1)
         check_alpha(self.alpha)
 
+    def produces(self):
+        return ("n_significant", "false_alarms", "reversals", "misses", "power")
+
     def compute(self, ctx, measures):
         from metaeval.meta.robustness import significance_changes
 
@@ -297,6 +312,10 @@ class Stability(Criterion):
         check_int("repeats", self.repeats, min=1)
         if not isinstance(self.split_half, bool):
             raise TypeError(f"split_half must be true or false, got {self.split_half!r}")
+
+    def produces(self):
+        names = ("tau_subset", "tau_split") if self.split_half else ("tau_subset",)
+        return tuple(f"{n}{end}" for n in names for end in ("", "_p025", "_p975"))
 
     def compute(self, ctx, measures):
         from metaeval.meta.stability import (
@@ -351,6 +370,9 @@ class Agreement(Criterion):
 
         _statistics("statistics", self.statistics, CORRELATIONS)
 
+    def produces(self):
+        return tuple(self.statistics)
+
     def compute(self, ctx, measures):
         from metaeval.meta.stability import measure_agreement
 
@@ -397,6 +419,9 @@ class Informativeness(Criterion):
         check_int("min_relevant", self.min_relevant, min=0)
         check_choice("count", self.count, ("retrieved", "relevant"))
         check_choice("select", self.select, SELECTIONS)
+
+    def produces(self):
+        return ("rms", "n_lists")
 
     def compute(self, ctx, measures):
         from metaeval.meta.informativeness import informativeness_tensor
@@ -451,6 +476,9 @@ class Swap(Criterion):
             raise TypeError(
                 f"with_replacement must be true or false, got {self.with_replacement!r}"
             )
+
+    def produces(self):
+        return ("min_difference",)
 
     def compute(self, ctx, measures):
         from metaeval.meta.swap import swap_method

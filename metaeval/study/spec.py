@@ -963,6 +963,14 @@ def _claim(t: _Table, criteria, measures, worlds, degraders) -> ClaimSpec:
             raise c.error("levels", "must be a non-empty array of levels, and replaces level")
         check["levels"] = [str(lv) for lv in check["levels"]]
     criterion = next(x for x in criteria if x.id == check["criterion"])
+    produced = criterion.make().produces()
+    for key in ("statistic", "per"):
+        if produced is not None and key in check and check[key] not in produced:
+            raise c.error(
+                key,
+                f"{criterion.id} ({criterion.kind}) gives no statistic {check[key]!r}; it "
+                f"gives: {', '.join(produced)}",
+            )
     named = check.get("worlds", [])
     for w in [named] if isinstance(named, str) else named:
         if w not in {x.id for x in worlds}:

@@ -1847,9 +1847,10 @@ case(
     "study-plan-claim-unknown-statistic",
     st,
     ["study", "plan", "{d}/s.toml", "--out", "{d}/out"],
-    "ok",
+    "error",
+    ("s.toml", "claims[0].check.statistic", "foo", "tau_b"),
     files={"s.toml": edit('statistic = "tau_b"', 'statistic = "foo"').encode()},
-)  # known once run: audit
+)  # found when the study file is read, before anything runs
 case(
     "audit-claim-unknown-statistic",
     st,

@@ -161,3 +161,15 @@ def test_a_criterion_can_run_on_some_worlds_only(tmp_path):
     elsewhere = claim.replace("above = 0.5", 'above = 0.5, worlds = ["sim"]')
     with pytest.raises(SpecError, match=r"does not run on world 'sim'"):
         load_spec(write_spec(tmp_path, text + elsewhere))
+
+
+def test_a_claim_names_a_statistic_its_criterion_gives(tmp_path):
+    claim = (
+        '\n[[claims]]\nid = "C"\ntext = "t"\ncheck = { kind = "threshold", criterion = '
+        '"robustness", statistic = "{stat}", measures = ["AP"], above = 0.5 }}\n'
+    )
+    ok = spec_text() + claim.replace("{stat}", "mean_drift").replace("}}", "}")
+    assert load_spec(write_spec(tmp_path, ok)).claims[0].id == "C"
+    bad = spec_text() + claim.replace("{stat}", "tau_c").replace("}}", "}")
+    with pytest.raises(SpecError, match=r"claims\[0\]\.check\.statistic: .*no statistic 'tau_c'"):
+        load_spec(write_spec(tmp_path, bad))
