@@ -183,11 +183,9 @@ def _lowest(results: pd.DataFrame, degrader: str) -> str | None:
     return None if levels.empty else f"{levels.min():g}"
 
 
-def card_table(results: pd.DataFrame, measure: str) -> pd.DataFrame:
-    """Rank of ``measure`` among every measure of the results, on each criterion of the
-    battery (mean over worlds, replicates and trials; rank 1 is the best). A criterion the
-    measure has no value for is listed with an empty rank and the reason."""
-    rows = []
+def _battery_means(results: pd.DataFrame):
+    """For each criterion of the battery that the results hold: its kind, its name, whether
+    higher is better, and every measure's mean value (over worlds, replicates and trials)."""
     for crit, stat, against, level, x, higher, what in BATTERY:
         d = results[
             (results["kind"] == crit)
@@ -203,7 +201,15 @@ def card_table(results: pd.DataFrame, measure: str) -> pd.DataFrame:
         d = d[d["level"] == level]
         if x is not None:
             d = d[np.isclose(d["x"].astype(float), float(x))]
-        means = d.groupby("measure", sort=False)["value"].mean().dropna()
+        yield crit, what, higher, d.groupby("measure", sort=False)["value"].mean().dropna()
+
+
+def card_table(results: pd.DataFrame, measure: str) -> pd.DataFrame:
+    """Rank of ``measure`` among every measure of the results, on each criterion of the
+    battery (mean over worlds, replicates and trials; rank 1 is the best). A criterion the
+    measure has no value for is listed with an empty rank and the reason."""
+    rows = []
+    for crit, what, higher, means in _battery_means(results):
         if len(means) < 2 and measure not in means:
             continue
         if measure not in means:
@@ -244,24 +250,11 @@ def card_table(results: pd.DataFrame, measure: str) -> pd.DataFrame:
 def card_values(results: pd.DataFrame) -> pd.DataFrame:
     """Every measure's value on each criterion of the battery (mean over worlds, replicates
     and trials): ``criterion, measure, value, higher_is_better`` (for the card's figure)."""
-    rows = []
-    for crit, stat, against, level, x, higher, what in BATTERY:
-        d = results[
-            (results["kind"] == crit)
-            & (results["statistic"] == stat)
-            & (results["other"] == against)
-        ]
-        if level.startswith("lowest:"):
-            degrader = level.split(":", 1)[1]
-            level = _lowest(results, degrader)
-            d = d[d["degrader"] == degrader]
-        if level is None:
-            continue
-        d = d[d["level"] == level]
-        if x is not None:
-            d = d[np.isclose(d["x"].astype(float), float(x))]
-        for m, v in d.groupby("measure", sort=False)["value"].mean().dropna().items():
-            rows.append({"criterion": what, "measure": m, "value": v, "higher_is_better": higher})
+    rows = [
+        {"criterion": what, "measure": m, "value": v, "higher_is_better": higher}
+        for _, what, higher, means in _battery_means(results)
+        for m, v in means.items()
+    ]
     return pd.DataFrame(rows, columns=["criterion", "measure", "value", "higher_is_better"])
 
 

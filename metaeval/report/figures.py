@@ -166,22 +166,32 @@ def _lines(
             ax.fill_between(d[x], d["lo"], d["hi"], color=palette[m], alpha=alpha, linewidth=0)
 
 
-def _finish(fig, axes, title: str = "measure") -> None:
-    """One legend for the figure, under the panels, from the first panel that has lines."""
+def _finish(fig, axes, title: str | None = "measure", ncols: int | None = None) -> None:
+    """One legend for the figure, under the panels, from the first panel that has lines (a
+    legend seaborn drew inside that panel is removed)."""
     for ax in axes:
         handles, labels = ax.get_legend_handles_labels()
         if handles:
-            cols, _ = _legend_rows(labels, fig.get_figwidth())
+            if ax.get_legend() is not None:
+                ax.get_legend().remove()
             fig.legend(
                 handles,
                 labels,
                 title=title,
                 loc="outside lower center",
-                ncols=cols,
+                ncols=ncols or _legend_rows(labels, fig.get_figwidth())[0],
                 fontsize="small",
                 frameon=False,
             )
             return
+
+
+def _slanted_xticks(ax) -> None:
+    """Measure names along the x axis, slanted so that long names do not overlap."""
+    ax.tick_params(axis="x", rotation=45, labelsize="small")
+    for label in ax.get_xticklabels():
+        label.set_horizontalalignment("right")
+        label.set_rotation_mode("anchor")
 
 
 def robustness_curves(
@@ -388,17 +398,9 @@ def significance_bars(results: pd.DataFrame) -> object:
         # misses can outnumber the other changes a hundredfold: a log scale shows both
         ax.set_yscale("symlog", linthresh=1)
         ax.set_ylabel("system pairs (mean over trials; log scale)")
-        ax.tick_params(axis="x", rotation=45, labelsize="small")
-        for label in ax.get_xticklabels():
-            label.set_horizontalalignment("right")
-            label.set_rotation_mode("anchor")
+        _slanted_xticks(ax)
         ax.grid(axis="y", alpha=0.25)
-    if len(axes) and axes[0].get_legend() is not None:
-        handles, labels = axes[0].get_legend_handles_labels()
-        axes[0].get_legend().remove()
-        fig.legend(
-            handles, labels, loc="outside lower center", ncols=3, fontsize="small", frameon=False
-        )
+    _finish(fig, axes[:1], title=None, ncols=3)
     return fig
 
 
@@ -483,23 +485,9 @@ def informativeness_bars(summary: pd.DataFrame) -> object:
         ax.set_title(world, fontsize="medium")
         ax.set_xlabel("")
         ax.set_ylabel("RMS error of the inferred PR curve")
-        ax.tick_params(axis="x", rotation=45, labelsize="small")
-        for label in ax.get_xticklabels():
-            label.set_horizontalalignment("right")
-            label.set_rotation_mode("anchor")
+        _slanted_xticks(ax)
         ax.grid(axis="y", alpha=0.25)
-    if len(axes) and axes[0].get_legend() is not None:
-        handles, labels = axes[0].get_legend_handles_labels()
-        axes[0].get_legend().remove()
-        fig.legend(
-            handles,
-            labels,
-            title="relevant means",
-            loc="outside lower center",
-            ncols=len(labels),
-            fontsize="small",
-            frameon=False,
-        )
+    _finish(fig, axes[:1], title="relevant means", ncols=len(d["threshold"].unique()))
     return fig
 
 
@@ -574,11 +562,8 @@ def agreement_heatmap(
         ax.set_title(world, fontsize="medium")
         ax.set_xlabel("")
         ax.set_ylabel("")
-        ax.tick_params(axis="x", rotation=45, labelsize="small")
+        _slanted_xticks(ax)
         ax.tick_params(axis="y", rotation=0, labelsize="small")
-        for label in ax.get_xticklabels():
-            label.set_horizontalalignment("right")
-            label.set_rotation_mode("anchor")
     return fig
 
 
