@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -336,7 +337,10 @@ def run_study(
         finally:
             close = getattr(outcomes, "close", None)
             if close is not None:
-                close()
+                with warnings.catch_warnings():
+                    # joblib's advice about the tasks it cancels: stopping them is the point
+                    warnings.filterwarnings("ignore", message=".*still being processed")
+                    close()
             summary.seconds = time.perf_counter() - start
             store.finish(
                 {

@@ -551,11 +551,16 @@ def _resolve(
     where = key if index is None else f"{key}[{index}]"
     if not isinstance(value, str):
         raise table.error(where, f"must be a path (a string), got {_kind(value)}")
-    p = Path(value).expanduser()
-    p = p if p.is_absolute() else base / p
+    p = _absolute(base, value)
     if must_exist and not p.exists():
         raise table.error(where, f"{value!r}: no such file ({p})")
     return p
+
+
+def _absolute(base: Path, value: str) -> Path:
+    """A path of the study file (``~`` expanded), relative ones from the file's folder."""
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else base / p
 
 
 def _load_plugins(plugins: tuple[Path, ...], table: _Table) -> None:
@@ -595,20 +600,14 @@ def _world(t: _Table, base: Path) -> World:
     best_runs = _best_runs(t)
     if kind == "trec":
         qrels = _resolve(base, t.take("qrels", str), t, "qrels")
-        patterns = t.take("runs", (str, list))
-        patterns = [patterns] if isinstance(patterns, str) else patterns
+        given = t.take("runs", (str, list))
+        patterns = [given] if isinstance(given, str) else given
         files: list[Path] = []
         for i, pattern in enumerate(patterns):
-            where = (
-                "runs"
-                if len(patterns) == 1 and isinstance(patterns, list) is False
-                else f"runs[{i}]"
-            )
+            where = "runs" if isinstance(given, str) else f"runs[{i}]"
             if not isinstance(pattern, str):
                 raise t.error(where, f"must be a path or glob, got {_kind(pattern)}")
-            full = str(
-                Path(pattern).expanduser() if Path(pattern).is_absolute() else base / pattern
-            )
+            full = str(_absolute(base, pattern))
             matched = sorted(Path(p) for p in globlib.glob(full) if Path(p).is_file())
             if not matched:
                 raise t.error(where, f"{pattern!r} matches no file ({full})")
@@ -651,8 +650,6 @@ def _world(t: _Table, base: Path) -> World:
         if params_t is not None:
             params = params_t.rest()
             try:
-                import dataclasses
-
                 base_params = PRESETS[preset]
                 known = {f.name for f in dataclasses.fields(WorldParams)}
                 for key in params:

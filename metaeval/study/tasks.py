@@ -99,19 +99,20 @@ def load_world(spec: StudySpec, world_id: str, replicate: int) -> LoadedWorld:
 
 
 def _load_trec(w: TrecWorld, ident: dict, replicate: int) -> LoadedWorld:
-    from metaeval.data import parse_ids, read_qrels, read_runs
+    from metaeval.data import RunSet, read_qrels, read_runs
     from metaeval.engine import EvalTensor
+    from metaeval.evaluation import select
 
     qrels = read_qrels(w.qrels)
     if w.top_grades is not None:
         qrels = fold_grades(qrels, w.top_grades)
-    runs = read_runs(list(w.runs))
+    runs, qrels, _ = select(
+        read_runs(list(w.runs)), qrels, topics=_plain(w.topics), run_names=_plain(w.run_names)
+    )
     if w.topics is not None:
-        topics = parse_ids(_plain(w.topics), available=list(qrels.topics), what="topic")
-        qrels = qrels.subset(topics)
-        runs = runs.__class__([r.subset(topics) for r in runs])
-    if w.run_names is not None:
-        runs = runs.subset(parse_ids(_plain(w.run_names), available=list(runs.names), what="run"))
+        # The runs keep the selected topics only, so that the tensors built from them later
+        # (the best runs, the collection's statistics) have no other topic to warn about.
+        runs = RunSet([r.subset(qrels.topics) for r in runs])
     tensor = EvalTensor.build(runs, qrels, depth=w.depth)
     return LoadedWorld(w.id, replicate, ident, tensor, rel=w.rel, runs=runs)
 
@@ -123,10 +124,7 @@ def _best_runs(world: LoadedWorld, n: int, by: str) -> LoadedWorld:
     from metaeval.engine import EvalTensor
     from metaeval.measures import parse_measure
 
-    m = parse_measure(by)
-    if world.rel != 1 and getattr(m, "rel", None) == 1:
-        m = dataclasses.replace(m, rel=world.rel)
-    means = np.nanmean(m.compute(world.tensor), axis=1)
+    means = np.nanmean(at_level(parse_measure(by), world.rel).compute(world.tensor), axis=1)
     keep = np.sort(np.argsort(-means, kind="stable")[:n])
     names = [world.tensor.runs[i] for i in keep]
     runs = world.runs.subset(names)
@@ -145,6 +143,14 @@ def _best_runs(world: LoadedWorld, n: int, by: str) -> LoadedWorld:
         groups=None if world.groups is None else {r: world.groups[r] for r in names},
         cache={},
     )
+
+
+def at_level(measure, rel: int):
+    """The measure at a world's relevance level: a binary measure left at its default level 1
+    takes the world's ``rel`` (TREC DL counts grade 2 and above as relevant)."""
+    if rel != 1 and getattr(measure, "rel", None) == 1:
+        return dataclasses.replace(measure, rel=rel)
+    return measure
 
 
 def _plain(value):
@@ -230,10 +236,7 @@ class Context:
         measure's default level 1."""
         from metaeval.measures import parse_measure
 
-        m = parse_measure(self.spec.measure(label).name)
-        if self.rel != 1 and getattr(m, "rel", None) == 1:
-            m = dataclasses.replace(m, rel=self.rel)
-        return m
+        return at_level(parse_measure(self.spec.measure(label).name), self.rel)
 
     def aggregate_of(self, label: str) -> str:
         """How the measure's per-topic scores become system scores (mean, gmean, ...)."""
