@@ -21,6 +21,12 @@ import numpy as np
 RngLike = None | int | np.random.SeedSequence | np.random.Generator
 
 
+def shown_ids(ids, n: int = 5) -> str:
+    """The first ``n`` of ``ids`` for a message, "..." when there are more."""
+    ids = [str(i) for i in ids]
+    return ", ".join(ids[:n]) + (", ..." if len(ids) > n else "")
+
+
 def as_generator(rng: RngLike, name: str = "rng") -> np.random.Generator:
     """A :class:`numpy.random.Generator` from ``rng`` (None, int >= 0, SeedSequence or Generator).
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from metaeval._validation import check_int
+from metaeval._validation import check_int, shown_ids
 from metaeval._warnings import warn
 from metaeval.aggregate import Aggregate, parse_aggregate
 from metaeval.data import Qrels, Run, RunSet, parse_ids, read_qrels, read_run, read_runs
@@ -160,11 +160,6 @@ def select(
     return runs, qrels, excluded
 
 
-def _shown(ids, n: int = 5) -> str:
-    ids = list(ids)
-    return ", ".join(map(str, ids[:n])) + (", ..." if len(ids) > n else "")
-
-
 def _number_like(topic: str) -> str:
     """'01', '1.0' and '1' as one key ('1'); '' for ids that are not numbers."""
     head, dot, tail = topic.partition(".")
@@ -195,17 +190,18 @@ def _check_overlap(runs: RunSet, qrels: Qrels, excluded, missing: str) -> None:
         if not answered:  # everything it answered was left out by the topic selection
             raise ValueError(
                 f"{who} topic of the selection: it answers only topics left out of it; the "
-                f"selected topics are {_shown(sorted(judged))}"
+                f"selected topics are {shown_ids(sorted(judged))}"
             )
         raise ValueError(
             f"{who} topic of the qrels{' (after the topic selection)' if excluded else ''}: "
-            f"the run topics are {_shown(answered)}, the qrels topics "
-            f"{_shown(sorted(judged))}{hint}"
+            f"the run topics are {shown_ids(answered)}, the qrels topics "
+            f"{shown_ids(sorted(judged))}{hint}"
         )
     outcome = "have no score" if missing == "skip" else "score 0 on every topic"
     named = (f"{r.name} ({r.source})" if getattr(r, "source", None) else r.name for r in silent)
     warn(
-        f"{len(silent)} run(s) answered no topic of the qrels and {outcome}: {_shown(named)}{hint}"
+        f"{len(silent)} run(s) answered no topic of the qrels and {outcome}: "
+        f"{shown_ids(named)}{hint}"
     )
 
 

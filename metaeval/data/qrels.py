@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaeval._validation import shown_ids
 from metaeval._warnings import warn
 from metaeval.data._arrow import as_string_array, blocks, pair_keys
 from metaeval.data.errors import TrecFormatError
@@ -251,8 +252,7 @@ class Qrels:
         pos = {t: i for i, t in enumerate(self._topics)}
         unknown = [t for t in wanted if t not in pos]
         if unknown:
-            shown = ", ".join(unknown[:5]) + (", ..." if len(unknown) > 5 else "")
-            raise ValueError(f"{len(unknown)} topic(s) are not in the qrels: {shown}")
+            raise ValueError(f"{len(unknown)} topic(s) are not in the qrels: {shown_ids(unknown)}")
         if not wanted:
             raise ValueError("topics is empty: a subset needs at least one topic")
         keep = np.isin(self.topic_index, [pos[t] for t in wanted])

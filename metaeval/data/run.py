@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaeval._validation import shown_ids
 from metaeval.data._arrow import as_string_array
 from metaeval.data.errors import TrecFormatError
 from metaeval.data.qrels import (
@@ -350,8 +351,7 @@ class RunSet:
         names = [names] if isinstance(names, str) else [str(n) for n in names]
         unknown = [n for n in names if n not in self._index]
         if unknown:
-            shown = ", ".join(unknown[:5]) + (", ..." if len(unknown) > 5 else "")
-            raise ValueError(f"{len(unknown)} run(s) are not among the runs: {shown}")
+            raise ValueError(f"{len(unknown)} run(s) are not among the runs: {shown_ids(unknown)}")
         return RunSet(self[n] for n in dict.fromkeys(names))
 
     def __getitem__(self, key: int | str) -> Run:

@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from metaeval._validation import shown_ids
+
 _RANGE = re.compile(r"^(\d+)-(\d+)$")
 #: The most ids a range may name when there is no list of available ids to check it against.
 MAX_RANGE = 1_000_000
@@ -144,7 +146,6 @@ def parse_ids(spec, *, available: Sequence[str] | None = None, what: str = "topi
         return wanted
     unknown = [w for w in wanted if w not in known_set]
     if unknown:
-        shown = ", ".join(unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         where = "in the qrels" if what == "topic" else "among the runs"
         if (
             isinstance(spec, (str, os.PathLike))
@@ -155,7 +156,7 @@ def parse_ids(spec, *, available: Sequence[str] | None = None, what: str = "topi
                 f"{spec}: no such file (nor a {what} {where})", what=what, spec=spec
             )
         raise SelectionError(
-            f"{len(unknown)} {what}(s) of the selection are not {where}: {shown}",
+            f"{len(unknown)} {what}(s) of the selection are not {where}: {shown_ids(unknown)}",
             what=what,
             spec=spec,
         )

@@ -46,6 +46,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaeval._validation import shown_ids
 from metaeval._warnings import warn
 from metaeval.data import Qrels, Run, RunSet
 
@@ -212,10 +213,9 @@ class EvalTensor:
             list_keep.append(np.where(known, kept, 0))
         extra -= set(map(str, excluded_topics))
         if extra and warn_extra_topics:
-            shown = ", ".join(sorted(extra)[:5]) + (", ..." if len(extra) > 5 else "")
             warn(
                 f"{len(extra)} topic(s) retrieved by the runs have no judgments and are not "
-                f"evaluated (as in trec_eval): {shown}"
+                f"evaluated (as in trec_eval): {shown_ids(sorted(extra))}"
             )
 
         joiner = _Join(qrels)

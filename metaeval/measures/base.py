@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from metaeval._validation import check_int
 from metaeval._warnings import warn
 from metaeval.engine import EvalTensor
 
@@ -69,14 +70,8 @@ class Measure:
             k = getattr(self, self.cutoff_field)
             if k is None and self.cutoff_required:
                 raise ValueError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
-            if k is not None and (
-                isinstance(k, bool)
-                or not isinstance(k, (int, np.integer))
-                or not 1 <= k <= MAX_CUTOFF
-            ):
-                raise ValueError(
-                    f"{self.name}: cutoff must be an integer from 1 to {MAX_CUTOFF}, got {k!r}"
-                )
+            if k is not None:
+                check_int(f"{self.name}: the cutoff", k, min=1, max=MAX_CUTOFF)
         self._validate()
 
     def _validate(self) -> None:
@@ -114,6 +109,8 @@ class Measure:
             # e.g. a plugin returning text: the message must say which measure it was
             kind = TypeError if isinstance(err, TypeError) else ValueError
             raise kind(f"{self}: {err}") from err
+        except MemoryError:
+            raise  # not the measure's fault: the caller says which sizes to reduce
         except Exception as err:  # e.g. a plugin's bug: say which measure failed, and how
             raise ValueError(f"{self}: {type(err).__name__}: {err}") from err
         if values.shape != (tensor.n_runs, tensor.n_topics):
@@ -343,15 +340,13 @@ def parse_measure(text: str | Measure) -> Measure:
             raise ValueError(f"{text!r}: {cls.name} takes no @cutoff")
         if not re.fullmatch(r"[+-]?[0-9]+", cutoff):
             raise ValueError(f"{text!r}: cutoff {cutoff!r} is not an integer")
-        k = int(cutoff)
-        if not 1 <= k <= MAX_CUTOFF:
-            raise ValueError(
-                f"{text!r}: the cutoff must be an integer from 1 to {MAX_CUTOFF}, got {k}"
-            )
-        kwargs[cls.cutoff_field] = k
+        kwargs[cls.cutoff_field] = int(cutoff)  # its range: checked by the measure itself
     if primed:
         kwargs["judged_only"] = True
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as err:  # the measure's own checks: name the user's text
+        raise type(err)(f"{text!r}: {err}") from None
 
 
 def canonical_name(measure: str | Measure) -> str:

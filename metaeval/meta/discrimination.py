@@ -78,6 +78,9 @@ class DiscriminativePowerResult:
     systems : tuple
         System names in row order.
     n_topics : int
+    topics : tuple
+        Topic labels in column order (a tidy frame's topic ids; column positions 0..T-1 for an
+        array), so that other scores are compared on the same topics.
     asl_sorted : numpy.ndarray
         All ASL values, ascending: the ASL curve.
     pair_diffs : numpy.ndarray or None
@@ -100,6 +103,7 @@ class DiscriminativePowerResult:
     systems: tuple
     n_topics: int
     asl_sorted: np.ndarray
+    topics: tuple = ()
     pair_diffs: np.ndarray | None = None
     range_distribution: np.ndarray | None = None
     bootstrap_indices: np.ndarray | None = None
@@ -227,7 +231,7 @@ def discriminative_power(
     """
     check_choice("method", method, ("bootstrap", "tukey"))
     alpha = check_alpha(alpha)
-    X, names, _ = score_matrix(scores, systems=systems, topics=topics, runs=runs)
+    X, names, labels = score_matrix(scores, systems=systems, topics=topics, runs=runs)
     S, n = X.shape
     if resamples is None:
         resamples = draw_resamples(
@@ -278,6 +282,7 @@ def discriminative_power(
         alpha=alpha,
         systems=names,
         n_topics=n,
+        topics=labels,
         asl_sorted=_readonly(np.sort(asl)),
         pair_diffs=None if pair_diffs is None else _readonly(pair_diffs.copy()),
         range_distribution=None if range_dist is None else _readonly(range_dist),

@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from metaeval._validation import check_alpha
+from metaeval._validation import check_alpha, shown_ids
 from metaeval.meta._resampling import resamples as draw_resamples
 from metaeval.meta._resampling import score_matrix
 from metaeval.meta.discrimination import DiscriminativePowerResult, discriminative_power
@@ -72,6 +72,21 @@ class InconsistencyResult:
         return self.n_absent + self.n_reversed
 
 
+def _check_topics(full: tuple, reduced: tuple, *, ordered: bool) -> None:
+    """Refuse scores on other topics (or, ``ordered``, on the same topics in another order)."""
+    if set(full) != set(reduced):
+        raise ValueError(
+            "full and reduced scores must cover the same topics; "
+            f"only in full: {shown_ids(sorted(map(str, set(full) - set(reduced)))) or 'none'}, "
+            f"only in reduced: {shown_ids(sorted(map(str, set(reduced) - set(full)))) or 'none'}"
+        )
+    if ordered and full != reduced:
+        raise ValueError(
+            "full and reduced results must hold the same topics in the same order: their "
+            "per-topic scores are paired by position"
+        )
+
+
 def _align(full_scores, reduced_scores, systems, topics=None, runs=None):
     """Return the two (S x T) matrices on the same system order, validating that they match."""
     if isinstance(full_scores, pd.DataFrame) != isinstance(reduced_scores, pd.DataFrame):
@@ -88,8 +103,8 @@ def _align(full_scores, reduced_scores, systems, topics=None, runs=None):
             f"only in full: {sorted(map(str, set(nf) - set(nr)))}, "
             f"only in reduced: {sorted(map(str, set(nr) - set(nf)))}"
         )
-    if isinstance(full_scores, pd.DataFrame) and set(tf) != set(tr):
-        raise ValueError("full_scores and reduced_scores must cover the same topics")
+    if isinstance(full_scores, pd.DataFrame):
+        _check_topics(tf, tr, ordered=False)
     if Xf.shape != Xr.shape:
         raise ValueError(
             "full_scores and reduced_scores must have the same shape, got "
@@ -201,6 +216,7 @@ def significance_inconsistency(
             raise ValueError(
                 "full and reduced results must hold the same systems in the same order"
             )
+        _check_topics(full.topics, red.topics, ordered=True)
     return _compare(full, red)
 
 

@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from metaeval._validation import as_generator, check_int, check_probability
+from metaeval._validation import as_generator, check_int, check_probability, shown_ids
 
 __all__ = [
     "kendall_tau",
@@ -82,7 +82,7 @@ def _frame_scores(x, y, xname: str, yname: str):
     if only:
         raise ValueError(
             f"{xname} and {yname} must score the same runs; run(s) on one side "
-            f"only: {', '.join(only[:5])}"
+            f"only: {shown_ids(only)}"
         )
     return a.to_numpy(), b.reindex(a.index).to_numpy()
 

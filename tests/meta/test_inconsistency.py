@@ -87,3 +87,39 @@ def test_validation():
     g = f.assign(run=["a", "a", "c", "c"])
     with pytest.raises(ValueError, match="same systems"):
         significance_inconsistency(f, g, rng=0)
+
+
+def test_a_result_and_scores_on_other_topics_are_refused():
+    # A result keeps its topics: compared with scores on other topics it is refused, as two
+    # frames on different topics are (the resamples only fix how many topics there are).
+    from metaeval.meta import discriminative_power, resamples
+
+    full = _world()[:, :10]
+
+    def tidy(X, prefix):
+        return pd.DataFrame(
+            [(f"r{s}", f"{prefix}{t}", X[s, t]) for s in range(4) for t in range(10)],
+            columns=["run", "topic", "value"],
+        )
+
+    with pytest.raises(ValueError, match="must cover the same topics"):
+        significance_inconsistency(tidy(full, "t"), tidy(full, "u"), B=100, rng=0)
+    shared = resamples("bootstrap", n_topics=10, B=100, rng=0)
+    on_t = discriminative_power(tidy(full, "t"), resamples=shared)
+    assert on_t.topics == tuple(f"t{t}" for t in range(10)) and on_t.n_topics == 10
+    on_u = discriminative_power(tidy(full, "u"), resamples=shared)
+    with pytest.raises(ValueError, match="must cover the same topics; only in full"):
+        significance_inconsistency(on_t, tidy(full, "u"))
+    with pytest.raises(ValueError, match="must cover the same topics; only in full"):
+        significance_inconsistency(on_t, on_u)
+    with pytest.raises(ValueError, match="must cover the same topics; only in full"):
+        significance_inconsistency(tidy(full, "u"), on_t)
+    # the same topics in another order would pair topic scores wrongly: refused too
+    swapped = discriminative_power(full[:, ::-1], resamples=shared, systems=on_t.systems)
+    reordered = discriminative_power(full, resamples=shared, systems=on_t.systems)
+    object.__setattr__(reordered, "topics", tuple(range(10))[::-1])
+    with pytest.raises(ValueError, match="same topics in the same order"):
+        significance_inconsistency(swapped, reordered)
+    # on the same topics the result is reused
+    same = significance_inconsistency(on_t, tidy(full, "t"))
+    assert same.full is on_t and same.n_absent == same.n_missed == 0
