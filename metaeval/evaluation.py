@@ -282,32 +282,35 @@ def scores_frame(
 ) -> pd.DataFrame:
     """Tidy table from (S x T) score arrays: per topic, or aggregated with ``agg``."""
     names = list(scores)
-    runs = np.asarray(runs, dtype=object)
-    topics = np.asarray(topics, dtype=object)
+    S, T, M = len(runs), len(topics), len(names)
     if per_topic:
-        stacked = np.stack([scores[n] for n in names], axis=2)  # S, T, M
-        s, t, m = np.meshgrid(
-            np.arange(len(runs)), np.arange(len(topics)), np.arange(len(names)), indexing="ij"
-        )
+        values = np.stack([scores[n] for n in names], axis=2).ravel()  # S, T, M
         frame = pd.DataFrame(
             {
-                "run": runs[s.ravel()],
-                "topic": topics[t.ravel()],
-                "measure": np.asarray(names, dtype=object)[m.ravel()],
-                "value": stacked.ravel(),
+                "run": _labels(runs, np.repeat(np.arange(S), T * M)),
+                "topic": _labels(topics, np.tile(np.repeat(np.arange(T), M), S)),
+                "measure": _labels(names, np.tile(np.arange(M), S * T)),
+                "value": values,
             }
         )
-        return frame.dropna(subset=["value"]).reset_index(drop=True)
+        if np.isnan(values).any():  # missing="skip": no row where a run did not answer
+            frame = frame.dropna(subset=["value"]).reset_index(drop=True)
+        return frame
     aggregate = parse_aggregate(agg)
     values = np.stack([aggregate(scores[n], axis=1) for n in names], axis=1)  # S, M
-    s, m = np.meshgrid(np.arange(len(runs)), np.arange(len(names)), indexing="ij")
     return pd.DataFrame(
         {
-            "run": runs[s.ravel()],
-            "measure": np.asarray(names, dtype=object)[m.ravel()],
+            "run": _labels(runs, np.repeat(np.arange(S), M)),
+            "measure": _labels(names, np.tile(np.arange(M), S)),
             "value": values.ravel(),
         }
     )
+
+
+def _labels(labels: Sequence, positions: np.ndarray):
+    """``labels[positions]`` as a column, its dtype inferred by pandas from the distinct labels
+    once rather than from every row (the inference is most of a tidy frame's cost)."""
+    return pd.Series(np.asarray(labels, dtype=object)).array.take(positions)
 
 
 __all__ = [

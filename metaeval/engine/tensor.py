@@ -664,15 +664,16 @@ class _Join:
             return self.table[topic, uid]
         keys = topic.astype(np.int64) * self.n_vocab + uid
         at = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
-        return np.where(self.keys[at] == keys, self.rows[at], self.n_judgments)
+        return np.where(self.keys[at] == keys, self.rows[at], self.n_judgments).astype(np.int32)
 
     def entries(self, runs: RunSet, batch: list[int], list_topic, list_keep, n_topics: int):
         """(group, rank, row) of every entry of the runs at positions ``batch``, in order."""
-        docs = pa.concat_arrays([runs[s].docs for s in batch])
-        # One hash lookup per retrieved document; ids stay in Arrow.
-        found = pc.index_in(docs, value_set=self.vocab)
-        values = np.frombuffer(found.buffers()[1], dtype=np.int32, count=found.offset + len(found))
+        # One hash lookup per retrieved document; ids stay in Arrow, and in their own buffers
+        # (a chunk per run: no copy of the strings).
+        found = pc.index_in(pa.chunked_array([runs[s].docs for s in batch]), value_set=self.vocab)
+        found = pa.concat_arrays(found.chunks)  # the integer results, a few ms at most
         at = _valid_positions(found)
+        values = np.frombuffer(found.buffers()[1], dtype=np.int32, count=found.offset + len(found))
         uid = values[found.offset :][at]
         # Every ranked list of the batch: first row, (run, topic) group, topic and kept length
         # (0 for a topic without judgments, so none of its ranks is kept).
@@ -687,26 +688,28 @@ class _Join:
             base += len(run)
         starts, group = np.concatenate(starts), np.concatenate(group)
         topic, keep = np.concatenate(topic), np.concatenate(keep)
-        if 8 * len(at) > base:
-            # Most rows hold a judged id: one sequential pass labels every row with its list.
-            sizes = np.diff(np.append(starts, base))
-            lists = np.repeat(np.arange(len(starts), dtype=np.int32), sizes)[at]
-        else:
-            lists = np.searchsorted(starts, at, side="right") - 1
-        rank = at - starts[lists]
-        inside = rank < keep[lists]
-        if not inside.all():
-            inside = np.flatnonzero(inside)
-            lists, rank, uid = lists[inside], rank[inside], uid[inside]
-        rows = self.rows_of(topic[lists], uid)
-        hit = np.flatnonzero(rows < self.n_judgments)
-        lists, rank, rows = lists[hit], rank[hit], rows[hit]
+        # Both sides are sorted: how many found rows each list holds, from a search of the few
+        # list starts among the found rows (not of every found row among the starts).
+        counts = np.diff(np.searchsorted(at, np.append(starts, base)))
+        rank = (at - np.repeat(starts, counts)).astype(np.int32)
+        rows = self.rows_of(np.repeat(topic, counts), uid)
+        hit = rows < self.n_judgments
+        if (keep < np.diff(np.append(starts, base))).any():  # a depth cut or an unjudged topic
+            hit &= rank < np.repeat(keep, counts)
+        hit = np.flatnonzero(hit)
         dtype = _group_dtype(len(runs), n_topics)
-        return group[lists].astype(dtype), rank.astype(np.int32), rows.astype(np.int32)
+        return np.repeat(group.astype(dtype), counts)[hit], rank[hit], rows[hit]
 
 
 def _valid_positions(arr: pa.Array) -> np.ndarray:
     """Positions of the non-null values of an Arrow array (read from its validity bitmap)."""
     if arr.null_count == 0:
         return np.arange(len(arr))
-    return pc.indices_nonzero(pc.is_valid(arr)).to_numpy().astype(np.int64)
+    # numpy unpacks the bitmap and finds the set bits about 3x faster than Arrow's
+    # is_valid + indices_nonzero
+    bits = np.unpackbits(
+        np.frombuffer(arr.buffers()[0], dtype=np.uint8),
+        count=arr.offset + len(arr),
+        bitorder="little",
+    )
+    return np.flatnonzero(bits[arr.offset :].view(bool))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaeval.engine import UNJUDGED, UNPOOLED, EvalTensor
-from metaeval.measures._common import RankedHits, ranked_hits, safe_divide
+from metaeval.measures._common import RankedHits, group_sizes, ranked_hits, safe_divide
 from metaeval.measures.base import Measure, register
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
@@ -230,7 +230,7 @@ def _bpref_parts(tensor: EvalTensor, rel_level: int):
     at = np.flatnonzero(judged.grade >= rel_level)
     rel_group = judged.group[at]
     judged_sizes = judged.counts().reshape(-1)
-    rel_sizes = np.bincount(rel_group, minlength=n_groups)
+    rel_sizes = group_sizes(rel_group, n_groups)
     judged_above = at - (np.cumsum(judged_sizes) - judged_sizes)[rel_group]
     rel_above = np.arange(len(at)) - (np.cumsum(rel_sizes) - rel_sizes)[rel_group]
     return rel_group, rel_group % tensor.n_topics, (judged_above - rel_above).astype(np.float64)
