@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -334,22 +334,8 @@ class EvalTensor:
         )
 
     def _derived(self, **changes) -> EvalTensor:
-        fields = {
-            "runs": self.runs,
-            "topics": self.topics,
-            "lengths": self.lengths,
-            "answered": self.answered,
-            "judgments": self.judgments,
-            "judgment_topic": self.judgment_topic,
-            "n_grades": self.n_grades,
-            "given_entries": self.given_entries,
-            "depth": self.depth,
-            "judged_only": self.judged_only,
-            "qrels": self.qrels,
-            "path": self.path,
-        }
-        fields.update(changes)
-        return EvalTensor(**fields)
+        """A new tensor with these fields changed: no cached array is carried over."""
+        return replace(self, **changes)
 
     # ------------------------------------------------------------------ shape
     @property

@@ -104,13 +104,17 @@ class RankedHits:
         """Groups that have hits, and the position (in the flat arrays) of the first hit of
         each."""
         groups = np.flatnonzero(self._sizes)
-        return groups, (np.cumsum(self._sizes) - self._sizes)[groups]
+        return groups, self._group_start[groups]
+
+    @cached_property
+    def _group_start(self) -> np.ndarray:
+        """Position (in the flat arrays) of the first hit of every group, empty or not."""
+        return np.cumsum(self._sizes) - self._sizes
 
     @cached_property
     def start(self) -> np.ndarray:
         """Position (in the flat arrays) of the first hit of each hit's group."""
-        group_start = np.cumsum(self._sizes) - self._sizes
-        return group_start[self.group]
+        return self._group_start[self.group]
 
     @cached_property
     def _offset(self) -> np.ndarray:

@@ -41,12 +41,12 @@ DISCOUNTS = ("log2", "jk")
 MAX_PARAMETER = 1e12
 
 
-def normalise_gains(owner: str, gains, *, upper: float = MAX_PARAMETER) -> GainsMap | None:
+def normalise_gains(owner: str, gains) -> GainsMap | None:
     """Check a ``gains=`` mapping and return it as a sorted tuple of (int grade, float gain).
 
     Accepts a mapping or an iterable of pairs (what the parser produces from ``{1:1,2:3}``).
     Raises ValueError naming ``gains`` when a grade is not an integer >= 0 or a gain is not a
-    finite number in [0, ``upper``].
+    finite number in [0, MAX_PARAMETER].
     """
     if gains is None:
         return None
@@ -71,9 +71,9 @@ def normalise_gains(owner: str, gains, *, upper: float = MAX_PARAMETER) -> Gains
             or not isinstance(gain, (int, float, np.integer, np.floating))
             or not math.isfinite(gain)
             or gain < 0
-            or gain > upper
+            or gain > MAX_PARAMETER
         ):
-            limit = f"[0, {upper:g}]"
+            limit = f"[0, {MAX_PARAMETER:g}]"
             raise ValueError(
                 f"{owner}: gains values must be finite numbers {limit}, "
                 f"got {gain!r} for grade {grade}"
@@ -95,15 +95,6 @@ def gain_table(n_grades: int, form: str = "linear", gains: GainsMap | None = Non
         if grade < n_grades:
             table[grade] = gain
     return table
-
-
-def per_rank(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Value of ``table[grade]`` at every rank; 0 for unjudged, unpooled and past-the-end codes.
-
-    Codes are >= -2 (:data:`~metaeval.engine.UNJUDGED`), so two leading zeros make one gather.
-    """
-    padded = np.concatenate([[0.0, 0.0], np.asarray(table, dtype=np.float64)])
-    return padded[codes.astype(np.intp) + 2]
 
 
 def positive_at(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -785,5 +776,4 @@ __all__ = [
     "ideal_per_rank",
     "normalise_gains",
     "jk_discount",
-    "per_rank",
 ]

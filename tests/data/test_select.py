@@ -81,5 +81,6 @@ def test_evaluate_on_a_subset_equals_evaluating_the_subset(qrels, runs):
         RunSet([runs["rand"], runs["bm25"]]), qrels.subset(["599", "600", "601"]), ["AP", "P@2"]
     )
     merged = sub.merge(direct, on=["run", "topic", "measure"])
+    assert len(merged) == len(sub) == len(direct) == 2 * 3 * 2
     assert np.allclose(merged["value_x"], merged["value_y"])
     assert isinstance(runs["bm25"], Run)
