@@ -169,8 +169,9 @@ def main():
         "measure reads the codes of the tensor's judged entries only (325,605 of its 3.2 "
         "million ranks), never the dense tensor.",
         "- `metaeval simulate` is a fresh process: besides generating and writing the world, "
-        "it imports the simulators package, whose calibration module imports scipy.stats "
-        "(about 1 s of the total in a profile).",
+        "it imports metaeval and the simulators package, but not scipy.stats, which only the "
+        "collection statistics (`simulators.collection_stats`, for their split-half Kendall "
+        "tau) import, through `metaeval.meta`.",
         "- Writing runs: Arrow's CSV writer, one run per thread; repeated topic ids and the "
         "constant Q0 and tag columns are dictionary arrays, scores are written as the "
         "shortest text that reads back as the same double.",

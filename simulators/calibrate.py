@@ -3,8 +3,9 @@
 :func:`collection_stats` summarises a collection (real, or a simulated :class:`World`) by what
 matters to meta-evaluation: relevant documents per topic, grade proportions, judged documents per
 topic, per-system MAP and nDCG, best-worst spread, agreement of system rankings between topic
-halves (Kendall tau-b, ``scipy.stats.kendalltau``), per-topic score correlation between systems,
-the fraction of retrieved documents judged at depth 10 and 100, and overlap between runs.
+halves (Kendall tau-b, :func:`metaeval.meta.kendall_tau`), per-topic score correlation between
+systems, the fraction of retrieved documents judged at depth 10 and 100, and overlap between
+runs.
 
 :func:`calibrate` fits :class:`~simulators.worlds.WorldParams` in two stages.
 
@@ -131,12 +132,6 @@ class CollectionStats:
         return out
 
 
-def _kendall_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    from scipy import stats  # imported here: importing it costs half a second at start-up
-
-    return np.array([stats.kendalltau(x, y).statistic for x, y in zip(a, b)])
-
-
 def _stats_from_tensor(
     tensor: EvalTensor,
     *,
@@ -156,7 +151,14 @@ def _stats_from_tensor(
     h = T // 2
     a = np.stack([ndcg[:, p[:h]].mean(axis=1) for p in halves])
     b = np.stack([ndcg[:, p[h : 2 * h]].mean(axis=1) for p in halves])
-    tau = _kendall_rows(a, b) if S > 1 else np.array([np.nan])
+    if S > 1 and h > 0:
+        # imported here: metaeval.meta imports scipy.stats, half a second at start-up that
+        # generating a world does not need
+        from metaeval.meta.rankcorr import kendall_tau
+
+        tau = kendall_tau(a, b)
+    else:
+        tau = np.array([np.nan])
     with np.errstate(invalid="ignore", divide="ignore"):
         corr = np.corrcoef(ndcg) if S > 1 else np.ones((1, 1))
     iu = np.triu_indices(S, 1)

@@ -44,6 +44,7 @@ from metaeval._validation import (
     check_optional_int,
     check_probability,
     check_rates,
+    shown_ids,
 )
 from metaeval.data import Qrels, RunSet
 from metaeval.engine import EvalTensor
@@ -372,10 +373,6 @@ class StratifiedSampling(Degrader):
     def levels(self):
         return list(self.rates)
 
-    def counts(self, R: np.ndarray, N: np.ndarray, rate: float) -> tuple[np.ndarray, np.ndarray]:
-        """(R_P, N_P) per topic for relevant counts R and non-relevant counts N."""
-        return self._quota(R, rate, self.min_rel), self._quota(N, rate, self.min_nonrel)
-
     def _quota(self, n: np.ndarray, rate: float, minimum: int) -> np.ndarray:
         n = np.asarray(n)
         return np.minimum(n, np.maximum(minimum, _rounded(rate * n / 100, self.rounding))).astype(
@@ -523,9 +520,7 @@ def _check_groups(groups, tensor: EvalTensor) -> dict[str, list[int]]:
         raise ValueError("groups must be a non-empty mapping run name -> team name")
     missing = [r for r in tensor.runs if r not in groups]
     if missing:
-        raise ValueError(
-            f"groups has no team for run(s) {missing[:5]}{'...' if len(missing) > 5 else ''}"
-        )
+        raise ValueError(f"groups has no team for run(s) {shown_ids(missing)}")
     teams: dict[str, list[int]] = {}
     for i, r in enumerate(tensor.runs):
         teams.setdefault(str(groups[r]), []).append(i)
@@ -647,8 +642,7 @@ class FewerTeams(Degrader):
             n_teams = len(set(v for _, v in self.groups))
             if max(self.k) > n_teams:
                 raise ValueError(f"k must be at most the number of teams ({n_teams}), got {self.k}")
-        if self.depth is not None:
-            check_optional_int("depth", self.depth, min=1)
+        check_optional_int("depth", self.depth, min=1)
 
     def levels(self):
         return list(self.k)

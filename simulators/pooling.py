@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from metaeval._validation import check_int, check_optional_int, shown_ids
 from metaeval.data import Qrels, Run, RunSet
 from metaeval.engine import EvalTensor
 
@@ -39,18 +40,13 @@ def run_positions(tensor: EvalTensor, runs: Iterable[str | int] | None) -> np.nd
         return np.arange(tensor.n_runs)
     index = {name: i for i, name in enumerate(tensor.runs)}
     out = []
-    for r in runs:
+    for i, r in enumerate(runs):
         if isinstance(r, (int, np.integer)) and not isinstance(r, bool):
-            if not 0 <= r < tensor.n_runs:
-                raise ValueError(f"runs: position {r} is out of range (0..{tensor.n_runs - 1})")
-            out.append(int(r))
+            out.append(check_int(f"runs[{i}]", r, min=0, max=tensor.n_runs - 1))
         elif r in index:
             out.append(index[r])
         else:
-            raise ValueError(
-                f"runs: no run named {r!r}; runs are {tensor.runs[:5]}"
-                f"{'...' if tensor.n_runs > 5 else ''}"
-            )
+            raise ValueError(f"runs: no run named {r!r}; runs are {shown_ids(tensor.runs)}")
     return np.asarray(sorted(set(out)), dtype=np.int64)
 
 
@@ -80,15 +76,12 @@ def pool_mask(
         True for a judgment whose document some pooled run ranks in its top ``depth``.
     """
     tensor = _as_tensor(source, qrels)
-    if depth is not None and (
-        isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1
-    ):
-        raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
+    depth = check_optional_int("depth", depth, min=1)
     pos = run_positions(tensor, runs)
     n_q = len(tensor.judgments)
     if len(pos) == 0:
         return np.zeros(n_q, dtype=bool)
-    k = tensor.depth if depth is None else min(int(depth), tensor.depth)
+    k = tensor.depth if depth is None else min(depth, tensor.depth)
     rows = tensor.doc_index[pos, :, :k].reshape(-1)
     # Positions past the end of a list and unjudged documents hold the sentinel row n_q.
     hit = np.bincount(rows, minlength=n_q + 1)[:n_q] > 0

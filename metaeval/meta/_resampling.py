@@ -278,7 +278,8 @@ class Resamples:
     B : int
     n_topics : int
     n_systems : int or None
-        Tukey only: the permutations shuffle the S systems of every topic.
+        Tukey only: the permutations shuffle the S systems of every topic. None for bootstrap
+        samples and sign vectors, which resample topics only and so fit any number of systems.
     indices : ndarray of int, shape (B, T), or None
         Bootstrap: the topics of each sample (drawn with replacement).
     signs : ndarray of float, shape (B, T), or None
@@ -337,7 +338,9 @@ def resamples(
     method : {"bootstrap", "tukey", "randomization"}
     n_topics : int
     n_systems : int, optional
-        Needed by "tukey".
+        Needed by "tukey", whose permutations shuffle the systems; ignored by the other
+        methods, whose resamples depend on the topics alone and fit scores of any number of
+        systems.
     B : int, optional
         Default 1000 (bootstrap), 5000 (tukey), 10000 (randomization).
     rng : None, int, SeedSequence or Generator
@@ -353,11 +356,11 @@ def resamples(
     if method == "bootstrap":
         idx = gen.integers(0, n_topics, size=(B, n_topics))
         idx.setflags(write=False)
-        return Resamples(method, B, n_topics, n_systems, indices=idx)
+        return Resamples(method, B, n_topics, indices=idx)
     if method == "randomization":
         signs = 1.0 - 2.0 * gen.integers(0, 2, size=(B, n_topics)).astype(float)
         signs.setflags(write=False)
-        return Resamples(method, B, n_topics, n_systems, signs=signs)
+        return Resamples(method, B, n_topics, signs=signs)
     if n_systems is None:
         raise ValueError("tukey resamples permute systems: give n_systems")
     n_systems = check_int("n_systems", n_systems, min=2)

@@ -61,6 +61,7 @@ from metaeval.meta.maxent import (
     rms_recall_points,
     threshold_probabilities,
 )
+from metaeval.meta.maxent._arrays import _rev_cumsum
 
 __all__ = [
     "InformativenessResult",
@@ -83,11 +84,11 @@ class InformativenessResult:
     ----------
     lists : DataFrame
         The raw material: one row per run, topic, measure and threshold at which the list was
-        selected: ``run, topic, measure, threshold, value, n_relevant, n_retrieved_relevant,
-        converged, feasible, boundary, entropy, rms_recall_points, rms_interpolated`` and, for
-        every measure named in ``infer``, ``inferred_<name>`` (its expectation under the
-        max-ent distribution) and ``actual_<name>`` (its value on the list at that
-        threshold), then ``rms``.
+        selected: ``run, topic, measure, threshold, value, length`` (of the list as evaluated),
+        ``n_relevant, n_retrieved_relevant, converged, feasible, boundary, entropy,
+        rms_recall_points, rms_interpolated`` and, for every measure named in ``infer``,
+        ``inferred_<name>`` (its expectation under the max-ent distribution) and
+        ``actual_<name>`` (its value on the list at that threshold), then ``rms``.
     summary : DataFrame
         One row per measure and threshold: ``n_lists``, ``n_scored`` (lists with a finite
         ``rms``), ``rms`` (mean), ``rms_recall_points``, ``rms_interpolated`` (means),
@@ -103,6 +104,9 @@ class InformativenessResult:
         Its threshold.
     count : str
         The sum constraint, ``"retrieved"`` or ``"relevant"``.
+    n_grades : int or None
+        The judgments' grades are ``0 .. n_grades - 1`` (what graded expectations are built
+        on); None when unknown.
     """
 
     lists: pd.DataFrame
@@ -111,6 +115,7 @@ class InformativenessResult:
     select: str = "lists"
     min_relevant: int = 5
     count: str = "retrieved"
+    n_grades: int | None = None
 
     def to_frame(self, what: str = "summary") -> pd.DataFrame:
         """A copy of the tidy table: ``"summary"`` (one row per measure and threshold,
@@ -285,11 +290,15 @@ def informativeness_tensor(
     plans = [(str(m), *measure_expectation(m, tensor.n_grades, rel)) for m in as_measures(measures)]
 
     counts = tensor.grade_counts  # (T, G+1)
-    R_at = np.flip(np.cumsum(np.flip(counts, 1), 1), 1)  # R_at[:, j] = #grade >= j
+    R_at = _rev_cumsum(counts, axis=1)  # R_at[:, j] = #grade >= j
     present = tensor.answered & (tensor.lengths > 0)
     s_all, t_all = np.nonzero(present)
     grades = np.maximum(tensor.codes[s_all, t_all], 0).astype(np.int64)  # unjudged -> 0
-    eligible = _eligible(select, grades, R_at[t_all], min_relevant, G)  # (lists, G)
+    # what every list retrieved of each grade, counted once for the selection, the sum
+    # constraints and the rows
+    retrieved = _retrieved(grades, G)
+    ret_at = _rev_cumsum(retrieved, axis=1)  # ret_at[:, j] = #grade >= j retrieved
+    eligible = _eligible(select, grades, R_at[t_all], min_relevant, G, retrieved=retrieved)
     lengths = tensor.lengths[s_all, t_all].astype(int)
     runs = np.asarray(tensor.runs, dtype=object)[s_all]
     topics = np.asarray(tensor.topics, dtype=object)[t_all]
@@ -301,6 +310,8 @@ def informativeness_tensor(
         t_idx=t_all,
         counts=counts,
         R_at=R_at,
+        retrieved=retrieved,
+        ret_at=ret_at,
         G=G,
         D=tensor.depth,
         count=count,
@@ -329,6 +340,7 @@ def informativeness_tensor(
         select=select,
         min_relevant=min_relevant,
         count=count,
+        n_grades=tensor.n_grades,
     )
 
 
@@ -349,19 +361,32 @@ def _inferred(infer) -> tuple[list[str], list[Any]]:
     return names, exps
 
 
-def _eligible(select, grades, R_at, min_relevant, G) -> np.ndarray:
-    """(lists, G) bool: the list is scored at threshold j = 1..G."""
+def _retrieved(grades, G) -> np.ndarray:
+    """(lists, G+1) int: the documents of grade j = 0..G in each list of ``grades`` (lists,
+    D; ranks past the end of a list hold grade 0, so that column 0 counts them too)."""
+    n = len(grades)
+    flat = (np.arange(n)[:, None] * (G + 1) + grades).ravel()
+    return np.bincount(flat, minlength=n * (G + 1)).reshape(n, G + 1)
+
+
+def _eligible(select, grades, R_at, min_relevant, G, *, retrieved=None) -> np.ndarray:
+    """(lists, G) bool: the list is scored at threshold j = 1..G.
+
+    ``grades`` (lists, D) are the grades of each list, ``R_at`` (lists, G+1) its topic's
+    judged documents of grade >= j, and ``retrieved`` ``_retrieved(grades, G)`` when the
+    caller has counted it already.
+    """
     if select == "topics":
-        topic_ok = (R_at[:, 1:] >= min_relevant).all(axis=1)
-        return np.repeat(topic_ok[:, None], G, axis=1)
+        ok = (R_at[:, 1:] >= min_relevant).all(axis=1)
+        return np.repeat(ok[:, None], G, axis=1)
+    if retrieved is None:
+        retrieved = _retrieved(grades, G)
     if select == "each_grade":
         # retrieved at least min_relevant documents of grade exactly g, for every g = 1..G
-        ok = np.ones(len(grades), dtype=bool)
-        for g in range(1, G + 1):
-            ok &= (grades == g).sum(axis=1) >= min_relevant
+        ok = (retrieved[:, 1:] >= min_relevant).all(axis=1)
         return np.repeat(ok[:, None], G, axis=1)
-    # retrieved at grade >= j, one threshold at a time (no (lists, depth, G) array)
-    return np.stack([(grades >= j).sum(axis=1) >= min_relevant for j in range(1, G + 1)], axis=1)
+    # retrieved at least min_relevant documents of grade >= j
+    return _rev_cumsum(retrieved, axis=1)[:, 1:] >= min_relevant
 
 
 @dataclass(frozen=True)
@@ -375,6 +400,8 @@ class _Context:
     t_idx: np.ndarray  # topic index of each list
     counts: np.ndarray  # (T, G+1) judged documents per grade
     R_at: np.ndarray  # (T, G+1) judged documents of grade >= j
+    retrieved: np.ndarray  # (lists, G+1) documents of grade j each list retrieved
+    ret_at: np.ndarray  # (lists, G+1) documents of grade >= j each list retrieved
     G: int
     D: int
     count: str
@@ -445,7 +472,8 @@ def _binary_rows(ctx, name, exp, threshold, scores, rows):
     scores, lengths = scores[rows], ctx.lengths[rows]
     rel_vec = (grades >= threshold).astype(float)
     R = ctx.R_at[t_idx, threshold].astype(float)
-    m = rel_vec.sum(1) if ctx.count == "retrieved" else R
+    n_ret = ctx.ret_at[rows, threshold].astype(float)
+    m = n_ret if ctx.count == "retrieved" else R
     ok = R > 0  # without a relevant document the problem is not defined: infeasible
     p = np.full_like(rel_vec, np.nan)  # unsolved lists have no inferred curve
     conv = np.zeros(len(R), bool)
@@ -462,8 +490,9 @@ def _binary_rows(ctx, name, exp, threshold, scores, rows):
         measure=name,
         threshold=threshold,
         value=scores,
+        length=lengths,
         n_relevant=R,
-        n_retrieved_relevant=rel_vec.sum(1),
+        n_retrieved_relevant=n_ret,
         converged=conv,
         feasible=feas,
         boundary=bound,
@@ -479,17 +508,12 @@ def _graded_rows(ctx, name, exp, scores, eligible):
     G, D = ctx.G, ctx.D
     grades, t_idx = ctx.grades[rows], ctx.t_idx[rows]
     scores, lengths = scores[rows], ctx.lengths[rows]
-    onehot = np.zeros(grades.shape + (G + 1,))
-    np.put_along_axis(onehot, grades[..., None], 1.0, axis=-1)
-    valid = np.arange(D)[None, :] < lengths[:, None]
-    m = (onehot[..., 1:] * valid[..., None]).sum(1)  # retrieved per grade
     Rj = ctx.counts[t_idx, 1:].astype(float)
-    if ctx.count == "relevant":
-        m = Rj
+    m = Rj if ctx.count == "relevant" else ctx.retrieved[rows, 1:].astype(float)
     P = np.full((len(rows), D, G + 1), np.nan)  # unsolved lists have no inferred curve
     conv, feas, bound = (np.zeros(len(rows), bool) for _ in range(3))
     ent = np.full(len(rows), np.nan)
-    ok = _defined(exp, Rj)
+    ok = _defined(exp, ctx.R_at[t_idx, 1:])
     if ok.any():
         P[ok], conv[ok], feas[ok], bound[ok], ent[ok] = _solve_chunks(
             ctx, name, exp, scores[ok], lengths[ok], Rj[ok], m[ok], graded=True
@@ -506,8 +530,9 @@ def _graded_rows(ctx, name, exp, scores, eligible):
             measure=name,
             threshold=j,
             value=scores[at],
+            length=lengths[at],
             n_relevant=R,
-            n_retrieved_relevant=rel_vec.sum(1),
+            n_retrieved_relevant=ctx.ret_at[rows[at], j].astype(float),
             converged=conv[at],
             feasible=feas[at],
             boundary=bound[at],
@@ -517,14 +542,15 @@ def _graded_rows(ctx, name, exp, scores, eligible):
     return pd.concat(frames, ignore_index=True)
 
 
-def _defined(exp, Rj) -> np.ndarray:
-    """Lists whose graded expectation is defined: GAP needs sum_t g_t R^(t) > 0 (a topic can
-    lack the grades ``g`` weighs); the others always are."""
+def _defined(exp, R_at) -> np.ndarray:
+    """Lists whose graded expectation is defined: GAP needs sum_t g_t R^(t) > 0, with
+    ``R_at[:, t-1]`` = R^(t) the judged documents of grade >= t (a topic can lack the grades
+    ``g`` weighs); the others always are."""
     if isinstance(exp, GradedAP):
-        G = Rj.shape[1]
+        G = R_at.shape[1]
         g = np.full(G, 1.0 / G) if exp.g is None else np.asarray(exp.g, dtype=float)
-        return (np.flip(np.cumsum(np.flip(Rj, 1), 1), 1) * g).sum(1) > 0
-    return np.ones(len(Rj), bool)
+        return (R_at * g).sum(1) > 0
+    return np.ones(len(R_at), bool)
 
 
 def _summary(table: pd.DataFrame, infer: Sequence[str]) -> pd.DataFrame:
@@ -568,64 +594,98 @@ def example_pr_curves(
     """Inferred and actual precision-recall curves of one list, for a figure.
 
     The list is ``(run, topic)``, by default the list with the median value of the first
-    measure of ``result``. Each measure's max-ent distribution is inferred from its value on
-    that list and its curve drawn at the binary threshold (graded measures at ``rel``).
+    measure of ``result``. Every measure is drawn as ``result`` scored it, from its row of
+    ``result.lists``: its max-ent distribution is inferred from the row's value, the list's
+    length as evaluated and the sum constraint ``result.count``, and its curve is drawn at the
+    row's threshold with the row's ``R`` (a binary measure at its relevance level, a graded
+    measure at ``rel``). A measure that did not score the list (at ``rel`` for a graded
+    measure), or whose solve was infeasible, is left out. The actual curve is drawn at every
+    threshold an inferred curve is drawn at (at ``rel`` when there is none).
+
+    Parameters
+    ----------
+    result : InformativenessResult
+    runs : RunSet, Run, path(s), DataFrame or dict
+        The runs ``result`` was computed on; only the list itself is read from them.
+    qrels : Qrels, path, DataFrame or dict
+        The judgments ``result`` was computed on.
+    rel : int
+        The threshold of the graded measures' curves.
+    run, topic : str, optional
+        The list (both are needed; otherwise the median list is drawn).
 
     Returns
     -------
     DataFrame
-        ``curve`` ("actual", or "inferred from M = v"), ``recall``, ``precision``, ``run``,
+        ``curve`` ("inferred from M = v", then "actual", or "actual (grade >= j)" when the
+        curves are drawn at several thresholds), ``recall``, ``precision``, ``run``,
         ``topic``, ``threshold``.
     """
     from metaeval.engine import EvalTensor
     from metaeval.evaluation import as_qrels, as_runset
     from metaeval.meta.maxent import actual_pr_curve, inferred_pr_curve
 
+    rel = check_int("rel", rel, min=1)
     lists = result.lists
+    if lists.empty:
+        raise ValueError("the result holds no list to draw")
     if run is None or topic is None:
         first = lists[lists["measure"] == lists["measure"].iloc[0]]
         ex = first.sort_values("value", kind="stable").iloc[len(first) // 2]
         run, topic = ex["run"], ex["topic"]
-    tensor = EvalTensor.build(as_runset(runs), as_qrels(qrels), warn_extra_topics=False)
-    s_i, t_i = tensor.runs.index(run), list(tensor.topics).index(topic)
-    length = int(tensor.lengths[s_i, t_i])
-    grades = np.maximum(tensor.codes[s_i, t_i, :length], 0)
-    th = max(rel, 1)
-    R = int(tensor.n_relevant(th)[t_i])
-    frames = []
-    for name in lists["measure"].unique():
-        exp, threshold, m = measure_expectation(name, tensor.n_grades, rel)
-        value = float(m.compute(tensor)[s_i, t_i])
-        level = threshold if threshold is not None else th
+    rows = lists[(lists["run"] == run) & (lists["topic"] == topic)]
+    if rows.empty:
+        raise ValueError(f"the result did not score the list of run {run!r} on topic {topic!r}")
+    # The values, counts and R come from the result; only the list's grades are read, from a
+    # tensor of that one list against the whole qrels (its topic's judged grades).
+    tensor = EvalTensor.build(
+        as_runset(runs)[run].subset([topic]), as_qrels(qrels), warn_extra_topics=False
+    )
+    t_i = list(tensor.topics).index(topic)
+    n_grades = result.n_grades or tensor.n_grades
+    length = int(rows["length"].iloc[0])
+    grades = np.maximum(tensor.codes[0, t_i, :length], 0)
+    Rj = tensor.grade_counts[t_i, 1:n_grades].astype(float)  # judged documents per grade
+    frames, drawn = [], {}
+    retrieved = _retrieved(grades[None, :], n_grades - 1)[0, 1:].astype(float)  # per grade
+    for name, sub in rows.groupby("measure", sort=False):
+        # the one threshold of a binary measure is its relevance level (graded ones ignore it)
+        exp, _, _ = measure_expectation(name, n_grades, int(sub["threshold"].iloc[0]))
         if exp.graded:
-            G = tensor.n_grades - 1
+            sub = sub[sub["threshold"] == rel]
+        if sub.empty or not sub["feasible"].iloc[0]:
+            continue
+        row = sub.iloc[0]
+        th, R, value = int(row["threshold"]), float(row["n_relevant"]), float(row["value"])
+        if exp.graded:
+            m = Rj if result.count == "relevant" else retrieved
             r = maxent_distribution(
-                exp,
-                value,
-                length=length,
-                n_relevant=tensor.grade_counts[t_i, 1:],
-                n_retrieved_relevant=[(grades == j).sum() for j in range(1, G + 1)],
-                warn=False,
+                exp, value, length=length, n_relevant=Rj, n_retrieved_relevant=m, warn=False
             )
-            p = r.p[:, level:].sum(-1)
+            p = r.p[:, th:].sum(-1)
         else:
+            m = R if result.count == "relevant" else float(row["n_retrieved_relevant"])
             r = maxent_distribution(
-                exp,
-                value,
-                length=length,
-                n_relevant=int(tensor.n_relevant(level)[t_i]),
-                n_retrieved_relevant=(grades >= level).sum(),
-                warn=False,
+                exp, value, length=length, n_relevant=R, n_retrieved_relevant=m, warn=False
             )
             p = r.p
         if not r.feasible:
             continue
         prec, rec = inferred_pr_curve(p, R)
+        label = f"inferred from {name} = {value:.3f}"
         frames.append(
-            pd.DataFrame(
-                {"curve": f"inferred from {name} = {value:.3f}", "recall": rec, "precision": prec}
-            )
+            pd.DataFrame({"curve": label, "recall": rec, "precision": prec, "threshold": th})
         )
-    prec, rec = actual_pr_curve((grades >= th).astype(float), R)
-    frames.append(pd.DataFrame({"curve": "actual", "recall": rec, "precision": prec}))
-    return pd.concat(frames, ignore_index=True).assign(run=run, topic=topic, threshold=th)
+        drawn[th] = R
+    if not drawn and tensor.n_relevant(rel)[t_i] > 0:
+        drawn[rel] = float(tensor.n_relevant(rel)[t_i])
+    for th, R in sorted(drawn.items()):
+        prec, rec = actual_pr_curve((grades >= th).astype(float), R)
+        label = "actual" if len(drawn) == 1 else f"actual (grade >= {th})"
+        frames.append(
+            pd.DataFrame({"curve": label, "recall": rec, "precision": prec, "threshold": th})
+        )
+    columns = ["curve", "recall", "precision", "run", "topic", "threshold"]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True).assign(run=run, topic=topic)[columns]

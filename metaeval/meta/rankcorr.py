@@ -173,9 +173,11 @@ def kendall_tau(x, y, variant: Literal["a", "b"] = "b"):
             # n0 - n1 is simply the number of pairs not tied in x.
             nx = np.count_nonzero(sx, axis=1).astype(float)
             ny = np.count_nonzero(sy, axis=1).astype(float)
-            denom = np.sqrt(nx * ny)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[sl] = np.where(denom > 0, s / np.where(denom > 0, denom, 1.0), np.nan)
+            defined = (nx > 0) & (ny > 0)
+            # Divided by one square root after the other and clipped to [-1, 1], as scipy does:
+            # the values are scipy.stats.kendalltau's to the last bit.
+            tau = s / np.sqrt(np.where(defined, nx, 1.0)) / np.sqrt(np.where(defined, ny, 1.0))
+            out[sl] = np.where(defined, np.clip(tau, -1.0, 1.0), np.nan)
     return float(out[0]) if scalar else out
 
 

@@ -19,6 +19,7 @@ References
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 from typing import Literal
 
@@ -27,6 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from metaeval._validation import as_generator, check_alpha, check_choice
+from metaeval._warnings import warn
 from metaeval.meta._resampling import (
     STAT_ATOL,
     STAT_RTOL,
@@ -40,6 +42,8 @@ from metaeval.meta._resampling import resamples as draw_resamples
 
 __all__ = ["compare", "holm", "benjamini_hochberg"]
 
+# Resamples of the randomisation and bootstrap tests when neither B nor resamples is given.
+DEFAULT_COMPARE_B = 10000
 # Sign vectors x pairs evaluated at once by the randomisation test (bounds memory to ~32 MB).
 _RAND_ELEMENTS = 4_000_000
 # The randomisation test enumerates all 2^T sign vectors when 2^T <= B, but never beyond this
@@ -72,6 +76,11 @@ def benjamini_hochberg(p) -> np.ndarray:
     return stats.false_discovery_control(p, method="bh")
 
 
+def _exact(n_topics: int, B: int) -> bool:
+    """Whether the randomisation test enumerates every sign vector of ``n_topics`` topics."""
+    return n_topics <= _MAX_EXACT_TOPICS and 2**n_topics <= B
+
+
 def _randomization(Z: np.ndarray, B: int, shared: Resamples | None):
     """Fisher's paired randomisation (sign-flip) test on the mean difference, per row of Z.
 
@@ -83,7 +92,7 @@ def _randomization(Z: np.ndarray, B: int, shared: Resamples | None):
     zbar = Z.mean(axis=1)
     absobs = np.abs(zbar)
     thresh = absobs - (STAT_ATOL + STAT_RTOL * absobs)
-    exact = n <= _MAX_EXACT_TOPICS and 2**n <= B
+    exact = _exact(n, B)
     if exact:
         signs = 1.0 - 2.0 * np.array(list(itertools.product((0, 1), repeat=n)), dtype=float)
     else:
@@ -106,7 +115,7 @@ def compare(
     test: Literal["t", "randomization", "bootstrap"] = "t",
     correction: Literal["holm", "bh"] | None = "holm",
     alpha: float = 0.05,
-    B: int = 10000,
+    B: int | None = None,
     rng=None,
     baseline=None,
     systems=None,
@@ -126,7 +135,8 @@ def compare(
       :math:`|\overline{\pm z}| \ge |\bar z|`. It is **exact** (all :math:`2^T` sign vectors
       enumerated, p = count / :math:`2^T`) when :math:`2^T \le B` (and T <= 16); otherwise it
       uses B random sign vectors shared by all pairs and p = (1 + count) / (B + 1) (Phipson &
-      Smyth 2010).
+      Smyth 2010), so that B random sign vectors with :math:`\alpha (B + 1) \le 1` cannot
+      give a p-value below alpha (a warning says so).
       ``statistic`` is the mean difference.
     * ``test="bootstrap"``: Sakai's (2006) studentised, null-shifted paired bootstrap with B
       samples shared by all pairs, exactly as in
@@ -159,8 +169,9 @@ def compare(
     correction : {"holm", "bh", None}
     alpha : float
         Significance level in (0, 1).
-    B : int
-        Resamples for the randomisation and bootstrap tests.
+    B : int, optional
+        Resamples for the randomisation and bootstrap tests; default 10000. Not with
+        ``resamples``, which hold their own number.
     rng : None, int, SeedSequence or Generator
         Randomness for the resampling tests (ignored with ``resamples``).
     baseline : run name, optional
@@ -171,7 +182,7 @@ def compare(
     resamples : Resamples, optional
         Bootstrap samples or sign vectors drawn beforehand by
         :func:`~metaeval.meta.resamples` (method "bootstrap" or "randomization"), shared with
-        other measures; ``B`` then comes from them.
+        other measures; ``B`` then comes from them (a different ``B`` is an error).
     topics, runs : selection, optional
         For a tidy frame: only these topics and runs.
 
@@ -184,14 +195,24 @@ def compare(
     check_choice("test", test, ("t", "randomization", "bootstrap"))
     check_choice("correction", correction, ("holm", "bh", None))
     alpha = check_alpha(alpha)
-    B = check_B(B)
+    if B is not None:
+        B = check_B(B)
     gen = as_generator(rng)
     X, names, _ = score_matrix(scores, systems=systems, topics=topics, runs=runs)
+    if resamples is not None and B is not None and B != resamples.B:
+        raise ValueError(f"B={B} but the resamples hold {resamples.B}; give one or the other")
     if test != "t":
         if resamples is None:
-            resamples = draw_resamples(test, n_topics=X.shape[1], B=B, rng=gen)
+            resamples = draw_resamples(
+                test, n_topics=X.shape[1], B=DEFAULT_COMPARE_B if B is None else B, rng=gen
+            )
         resamples.check(test, X)
         B = check_B(resamples.B, alpha if test == "bootstrap" else None)
+        if test == "randomization" and not _exact(X.shape[1], B) and alpha * (B + 1) <= 1:
+            warn(
+                f"B={B} random sign vectors cannot give a p-value below alpha={alpha:g} (the "
+                f"smallest is 1/{B + 1}); use B >= {math.ceil(1 / alpha)}, e.g. 10000"
+            )
     S, n = X.shape
     if baseline is None:
         ia, ib = np.triu_indices(S, 1)

@@ -442,3 +442,110 @@ def test_cli_relevance_level_above_the_top_grade_is_one_line(tmp_path):
         out = CliRunner().invoke(app, ["informativeness", str(qfile), str(rfile), *args])
         assert out.exit_code == 2, out.output
         assert out.output == f"error: {name} is above the highest grade in the qrels (3)\n"
+
+
+# ---------------------------------------------------------------------------------------
+# the example curves of one list, against curves and expectations computed by hand
+# ---------------------------------------------------------------------------------------
+
+
+def example_world():
+    """Grades 0..2. On topic "t2" (the second topic, so that its position matters) the run
+    "r" retrieves 20 documents, two of them unjudged (u0, u1): 5 of the 7 documents of grade
+    >= 1 (a4 and h2 are missed, a5 is at rank 18) and 1 of the 2 of grade 2."""
+    t2 = {"a1": 1, "a2": 1, "a3": 1, "a4": 1, "a5": 1, "h1": 2, "h2": 2}
+    t2 |= {f"n{i}": 0 for i in range(16)}
+    order = ["a1", "h1", "n0", "a2", "u0", "n1", "a3", "n2", "u1", "n3"]
+    order += ["n4", "n5", "n6", "n7", "n8", "n9", "n10", "a5", "n11", "n12"]
+    qrels = {"t1": {"x": 2, "y": 1, "z": 0}, "t2": t2}
+    runs = {
+        "r": {"t1": {"x": 2.0, "z": 1.0}, "t2": {d: 100.0 - k for k, d in enumerate(order)}},
+        "s": {"t1": {"y": 2.0, "x": 1.0}, "t2": {"h2": 2.0, "a4": 1.0}},
+    }
+    grades = [t2.get(d, 0) for d in order]  # unjudged documents count as non-relevant
+    return qrels, runs, grades, t2
+
+
+def _hand_curve(rel_vec, R):
+    found = np.cumsum(rel_vec)
+    return found / np.arange(1, len(rel_vec) + 1), found / R
+
+
+def _hand_ap(rel_vec, R):
+    prec, _ = _hand_curve(rel_vec, R)
+    return float(sum(prec[i] for i in range(len(rel_vec)) if rel_vec[i])) / R
+
+
+@pytest.mark.filterwarnings("ignore::metaeval.meta.maxent.MaxEntConvergenceWarning")
+@pytest.mark.parametrize("count", ["retrieved", "relevant"])
+@pytest.mark.parametrize("depth", [None, 12])
+def test_example_pr_curves_are_the_rows_of_the_result(count, depth):
+    # The curves must be those the result scored: the row's value, the list as evaluated
+    # (depth), the sum constraint of `count`, and the R of each measure's own threshold.
+    from metaeval.meta.informativeness import example_pr_curves
+
+    qrels, runs, grades, t2 = example_world()
+    grades = np.array(grades[:depth])
+    measures = ["AP", "AP(rel=2)", "P@5", "Rprec", "GAP"]
+    res = informativeness(runs, qrels, measures, min_relevant=1, count=count, depth=depth)
+    curves = example_pr_curves(res, runs, qrels, rel=1, run="r", topic="t2")
+    assert list(curves.columns) == ["curve", "recall", "precision", "run", "topic", "threshold"]
+    assert (curves["run"] == "r").all() and (curves["topic"] == "t2").all()
+    R = {j: sum(g >= j for g in t2.values()) for j in (1, 2)}  # judged, whatever retrieved
+    assert R == {1: 7, 2: 2}
+    rel = {j: (grades >= j).astype(float) for j in (1, 2)}
+    # the actual curve at both thresholds drawn, by hand
+    for j in (1, 2):
+        actual = curves[curves["curve"] == f"actual (grade >= {j})"]
+        prec, rec = _hand_curve(rel[j], R[j])
+        np.testing.assert_allclose(actual["precision"], prec, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(actual["recall"], rec, rtol=0, atol=1e-15)
+        assert (actual["threshold"] == j).all()
+    values = {
+        "AP": (_hand_ap(rel[1], R[1]), 1),
+        "AP(rel=2)": (_hand_ap(rel[2], R[2]), 2),
+        "P@5": (rel[1][:5].sum() / 5, 1),
+        "Rprec": (rel[1][: R[1]].sum() / R[1], 1),
+    }
+    inferred = {
+        c: d for c, d in curves.groupby("curve", sort=False) if c.startswith("inferred from ")
+    }
+    assert [c.split(" = ")[0][len("inferred from ") :] for c in inferred] == measures
+    for name, (value, j) in values.items():
+        d = inferred[f"inferred from {name} = {value:.3f}"]
+        assert (d["threshold"] == j).all() and len(d) == len(grades)
+        prec, rec = d["precision"].to_numpy(), d["recall"].to_numpy()
+        ranks = np.arange(1, len(grades) + 1)
+        # recall is drawn with the R of the measure's own threshold
+        np.testing.assert_allclose(rec * R[j], prec * ranks, rtol=1e-12)
+        # the sum constraint of the result: what the list retrieved, or R
+        m = rel[j].sum() if count == "retrieved" else R[j]
+        assert rec[-1] == pytest.approx(m / R[j], abs=1e-7)
+        # the distribution reproduces the value it was inferred from
+        p = np.diff(prec * ranks, prepend=0.0)
+        if name.startswith("AP"):
+            expected_ap = (p * (1 + np.cumsum(p) - p) / ranks).sum() / R[j]
+            assert expected_ap == pytest.approx(value, abs=1e-7)
+        elif name == "P@5":
+            assert prec[4] == pytest.approx(value, abs=1e-7)
+        else:
+            assert prec[R[j] - 1] == pytest.approx(value, abs=1e-7)
+    gap = next(d for c, d in inferred.items() if c.startswith("inferred from GAP = "))
+    assert (gap["threshold"] == 1).all()
+    m = rel[1].sum() if count == "retrieved" else R[1]
+    assert gap["recall"].iloc[-1] == pytest.approx(m / R[1], abs=1e-7)
+
+
+def test_example_pr_curves_leave_out_lists_the_result_did_not_score():
+    from metaeval.meta.informativeness import example_pr_curves
+
+    qrels, runs, grades, t2 = example_world()
+    # with 2 relevant documents needed at threshold 2, the list counts at threshold 1 only
+    res = informativeness(runs, qrels, ["AP", "AP(rel=2)"], min_relevant=2)
+    curves = example_pr_curves(res, runs, qrels, run="r", topic="t2")
+    assert list(dict.fromkeys(curves["curve"])) == [
+        f"inferred from AP = {_hand_ap((np.array(grades) >= 1).astype(float), 7):.3f}",
+        "actual",
+    ]
+    with pytest.raises(ValueError, match="did not score the list of run 'r' on topic 't1'"):
+        example_pr_curves(res, runs, qrels, run="r", topic="t1")

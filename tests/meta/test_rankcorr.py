@@ -262,3 +262,20 @@ def test_tau_bootstrap_ci_validation():
         tau_bootstrap_ci(X, np.zeros((3, 5)))
     with pytest.raises(TypeError, match="rng"):
         tau_bootstrap_ci(X, X, rng="seed")
+
+
+def test_kendall_b_is_scipys_to_the_last_bit():
+    # the same integers divided in scipy's order: equal floats, not just close ones, so that
+    # every tau_b of the package (stability, agreement, collection statistics) is scipy's
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        k, m = int(rng.integers(1, 6)), int(rng.integers(2, 40))
+        x = rng.random((k, m))
+        y = x + rng.normal(0, rng.choice([0.01, 0.3, 3.0]), (k, m))
+        if rng.random() < 0.5:  # ties
+            x, y = np.round(x, 1), np.round(y, 1)
+        if rng.random() < 0.2:
+            x[0] = x[0, 0]  # a constant ranking: NaN
+        expected = [stats.kendalltau(a, b).statistic for a, b in zip(x, y)]
+        np.testing.assert_array_equal(kendall_tau(x, y), expected)
+    assert kendall_tau(np.arange(30.0), np.arange(30.0)) == 1.0  # clipped as scipy clips

@@ -190,3 +190,22 @@ def test_world_stats_fast_path_equals_file_path(small_world):
     slow = collection_stats(w.qrels, w.runs, rel=2, rng=0)
     assert fast.summary() == slow.summary()
     np.testing.assert_array_equal(fast.ndcg, slow.ndcg)
+
+
+def test_half_split_tau_is_scipys_kendall_tau(small_world):
+    # The topic halves are drawn as documented (one permutation per split, from rng) and
+    # the systems ranked by mean nDCG on each; tau_b is scipy's, to the last bit.
+    from scipy import stats
+
+    st = collection_stats(small_world, rel=2, rng=5, n_splits=40)
+    gen = np.random.default_rng(5)
+    T, h = st.n_topics, st.n_topics // 2
+    expected = []
+    for _ in range(40):
+        p = gen.permutation(T)
+        a, b = st.ndcg[:, p[:h]].mean(axis=1), st.ndcg[:, p[h : 2 * h]].mean(axis=1)
+        expected.append(stats.kendalltau(a, b).statistic)
+    np.testing.assert_array_equal(st.half_tau, expected)
+    # one system: no ranking to compare
+    one = make_world("trec_like", n_topics=4, n_systems=1, rng=1, n_candidates=300, depth=50)
+    assert np.isnan(collection_stats(one, rng=0).half_tau).all()

@@ -357,6 +357,7 @@ def test_registry_and_user_degrader():
         (lambda: PoolDepth(depths=[0]), "depths"),
         (lambda: LeaveOneGroupOut(groups=42), "groups"),
         (lambda: AssessorNoise(rates=[1.5]), "rates"),
+        (lambda: FewerTeams(depth=0), "depth"),
     ],
 )
 def test_bad_parameters_name_the_parameter(make, name):

@@ -75,10 +75,17 @@ def test_pools_nested_in_depth_and_never_add(world):
 
 def test_validation(world):
     t = world.truth_tensor()
-    with pytest.raises(ValueError, match="depth"):
+    with pytest.raises(ValueError, match="depth must be an integer >= 1, got 0"):
         pool_mask(t, 0)
+    with pytest.raises(TypeError, match="depth must be an integer, got 2.5"):
+        pool_mask(t, 2.5)
     with pytest.raises(ValueError, match="no run named"):
         pool_mask(t, 5, runs=["nope"])
+    n = t.n_runs
+    with pytest.raises(ValueError, match=rf"runs\[1\] must be an integer <= {n - 1}, got {n}"):
+        pool_mask(t, 5, runs=[0, n])
+    with pytest.raises(ValueError, match=r"runs\[0\] must be an integer >= 0, got -1"):
+        pool_mask(t, 5, runs=[-1])
     with pytest.raises(ValueError, match="qrels is required"):
         pool_mask(world.runs, 5)
     assert not pool_mask(t, 5, runs=[]).any()

@@ -24,16 +24,37 @@ def world():
     )
 
 
+def buckley_voorhees(qrels, rates, rng, *, rel=1, min_rel=1, min_nonrel=10):
+    """Stratified sampling as Buckley & Voorhees describe it, written out topic by topic: the
+    relevant documents, then the judged non-relevant ones, are shuffled once; at each rate P
+    the first min(n, max(minimum, floor(P n / 100))) of each list are kept."""
+    grades, topic = qrels.grades, qrels.topic_index
+    keep = {P: grades < 0 for P in rates}  # unjudged rows are left as they are
+    for t in range(len(qrels.topics)):
+        rows = np.flatnonzero(topic == t)
+        relevant = rows[grades[rows] >= rel]
+        nonrelevant = rows[(grades[rows] >= 0) & (grades[rows] < rel)]
+        for docs, minimum in ((relevant, min_rel), (nonrelevant, min_nonrel)):
+            shuffled = docs[rng.permutation(len(docs))]
+            for P in rates:
+                quota = min(len(docs), max(minimum, P * len(docs) // 100))
+                keep[P][shuffled[:quota]] = True
+    return keep
+
+
 def test_trial_k_from_its_own_seed_equals_generate(world):
     d = StratifiedSampling(rates=(50, 10))
     seeds = np.random.SeedSequence(11).spawn(3)
     by_trial = [
         d.trial(world.qrels, rng=np.random.default_rng(seeds[k]), trial=k) for k in range(3)
     ]
-    # trial 2 alone, without drawing trials 0 and 1
+    # trial 2 alone, without drawing trials 0 and 1: the sampling of its own seed
     alone = d.trial(world.qrels, rng=np.random.default_rng(seeds[2]), trial=2)
+    expected = buckley_voorhees(world.qrels, (50, 10), np.random.default_rng(seeds[2]))
     for a, b in zip(alone, by_trial[2]):
-        assert a.level == b.level and a.trial == 2 and np.array_equal(a.keep, b.keep)
+        assert a.level == b.level and a.trial == b.trial == 2
+        assert np.array_equal(a.keep, expected[a.level])
+        assert np.array_equal(b.keep, expected[b.level])
     # generate draws trials one after another from one generator: trial() with that generator
     gen = np.random.default_rng(5)
     manual = [j for k in range(3) for j in d.trial(world.qrels, rng=gen, trial=k)]
@@ -63,9 +84,22 @@ def test_grade_strata_keep_every_relevant_grade():
 
 
 def test_relevance_strata_unchanged_by_the_grade_option(world):
+    # the default strata are Buckley & Voorhees' two lists, on graded judgments too
     a = StratifiedSampling(rates=(30,)).generate(world.qrels, rng=4, trials=2)
     b = StratifiedSampling(rates=(30,), strata="relevance").generate(world.qrels, rng=4, trials=2)
-    assert all(np.array_equal(x.keep, y.keep) for x, y in zip(a, b))
+    gen = np.random.default_rng(4)
+    expected = [buckley_voorhees(world.qrels, (30,), gen)[30] for _ in range(2)]
+    assert np.unique(world.qrels.grades).tolist() == [0, 1, 2, 3]
+    for x, y, keep in zip(a, b, expected):
+        assert np.array_equal(x.keep, keep) and np.array_equal(y.keep, keep)
+    # with one relevant grade, a stratum per grade is the relevant stratum
+    binary = world.qrels.with_grades(np.minimum(world.qrels.grades, 1).astype(np.int8))
+    by_grade = StratifiedSampling(rates=(30, 5), strata="grade").generate(binary, rng=4, trials=2)
+    gen = np.random.default_rng(4)
+    expected = [buckley_voorhees(binary, (30, 5), gen) for _ in range(2)]
+    assert [j.level for j in by_grade] == [30, 5, 30, 5]
+    for j in by_grade:
+        assert np.array_equal(j.keep, expected[j.trial][j.level])
     with pytest.raises(ValueError, match="strata"):
         StratifiedSampling(strata="grades")
 
