@@ -1,4 +1,7 @@
-"""The `metaeval` command line: evaluate, measures, quickstart, and errors without tracebacks."""
+"""The `metaeval` command line: evaluate, measures, quickstart, and errors without tracebacks.
+
+Commands run in this process through :func:`metaeval.cli.run`, what the console script calls:
+it is what turns an error into one line and an exit status."""
 
 from __future__ import annotations
 
@@ -10,12 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
 import metaeval
-from metaeval.cli import app
-
-runner = CliRunner()
+from metaeval.cli import run
 
 RUN = "q1 Q0 d1 1 3.0 sysA\nq1 Q0 d2 2 2.0 sysA\nq2 Q0 d9 1 1.0 sysA\n"
 QRELS = "q1 0 d1 0\nq1 0 d2 1\nq2 0 d9 2\n"
@@ -28,14 +28,21 @@ def files(tmp_path):
     return str(tmp_path / "qrels"), str(tmp_path / "run")
 
 
-def test_evaluate_tsv_per_topic_matches_library(files):
+def cli(argv, capsys):
+    """Exit status, stdout and stderr of ``metaeval ARGV``."""
+    code = run([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_evaluate_tsv_per_topic_matches_library(files, capsys):
     qrels, run = files
-    result = runner.invoke(
-        app,
+    code, out, err = cli(
         ["evaluate", qrels, run, "-m", "AP", "-m", "P(rel=2)@1", "--per-topic", "--format", "tsv"],
+        capsys,
     )
-    assert result.exit_code == 0, result.output
-    got = pd.read_csv(io.StringIO(result.output), sep="\t", dtype={"topic": str})
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out), sep="\t", dtype={"topic": str})
     expected = metaeval.evaluate(run, qrels, ["AP", "P(rel=2)@1"])
     pd.testing.assert_frame_equal(
         got.sort_values(["topic", "measure"]).reset_index(drop=True),
@@ -45,24 +52,24 @@ def test_evaluate_tsv_per_topic_matches_library(files):
     assert got.set_index(["topic", "measure"]).loc[("q1", "AP"), "value"] == pytest.approx(0.5)
 
 
-def test_evaluate_table_json_and_aggregates(files):
+def test_evaluate_table_json_and_aggregates(files, capsys):
     qrels, run = files
-    table = runner.invoke(app, ["evaluate", qrels, run, "-m", "AP", "-m", "nDCG"])
-    assert table.exit_code == 0 and "sysA" in table.output and "0.7500" in table.output
-    out = runner.invoke(
-        app, ["evaluate", qrels, run, "-m", "AP", "--format", "json", "--agg", "gmean"]
+    code, table, _ = cli(["evaluate", qrels, run, "-m", "AP", "-m", "nDCG"], capsys)
+    assert code == 0 and "sysA" in table and "0.7500" in table
+    _, out, _ = cli(
+        ["evaluate", qrels, run, "-m", "AP", "--format", "json", "--agg", "gmean"], capsys
     )
-    records = json.loads(out.output)
+    records = json.loads(out)
     assert records == [{"run": "sysA", "measure": "AP", "value": pytest.approx(0.5**0.5)}]
 
 
-def test_evaluate_condensed_and_depth(files):
+def test_evaluate_condensed_and_depth(files, capsys):
     qrels, run = files
-    out = runner.invoke(
-        app,
+    _, out, _ = cli(
         ["evaluate", qrels, run, "-m", "P@1", "--depth", "1", "--format", "json", "--per-topic"],
+        capsys,
     )
-    assert [r["value"] for r in json.loads(out.output)] == [0.0, 1.0]
+    assert [r["value"] for r in json.loads(out)] == [0.0, 1.0]
 
 
 @pytest.mark.parametrize(
@@ -75,28 +82,28 @@ def test_evaluate_condensed_and_depth(files):
         (["--agg", "harmonic"], "aggregate"),
     ],
 )
-def test_evaluate_bad_options_fail_cleanly(files, args, message):
+def test_evaluate_bad_options_fail_cleanly(files, args, message, capsys):
     qrels, run = files
-    result = runner.invoke(app, ["evaluate", qrels, run, *args])
-    assert result.exit_code == 2
-    assert message in result.output and "Traceback" not in result.output
+    code, _, err = cli(["evaluate", qrels, run, *args], capsys)
+    assert code == 2
+    assert message in err and "Traceback" not in err
 
 
-def test_evaluate_malformed_file_names_file_and_line(files, tmp_path):
+def test_evaluate_malformed_file_names_file_and_line(files, tmp_path, capsys):
     qrels, _ = files
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1 1 3.0 s\nq1 Q0 d2 2 oops s\n")
-    result = runner.invoke(app, ["evaluate", qrels, str(bad)])
-    assert result.exit_code == 2
-    assert "bad.run, line 2" in result.output and "not a number" in result.output
-    swapped = runner.invoke(app, ["evaluate", files[1], files[1]])
-    assert swapped.exit_code == 2 and "looks like a run file" in swapped.output
+    code, _, err = cli(["evaluate", qrels, bad], capsys)
+    assert code == 2
+    assert "bad.run, line 2" in err and "not a number" in err
+    code, _, err = cli(["evaluate", files[1], files[1]], capsys)
+    assert code == 2 and "looks like a run file" in err
 
 
-def test_measures_lists_every_registered_measure():
-    result = runner.invoke(app, ["measures", "--format", "json"])
-    assert result.exit_code == 0
-    names = {d["name"] for d in json.loads(result.output)}
+def test_measures_lists_every_registered_measure(capsys):
+    code, out, _ = cli(["measures", "--format", "json"], capsys)
+    assert code == 0
+    names = {d["name"] for d in json.loads(out)}
     assert {
         "AP",
         "P",
@@ -112,16 +119,16 @@ def test_measures_lists_every_registered_measure():
         "NumRelRet",
         "Judged",
     } <= names
-    text = runner.invoke(app, ["measures"]).output
+    _, text, _ = cli(["measures"], capsys)
     assert "formula" in text and "reference" in text
 
 
-def test_evaluate_the_bundled_example_collection():
+def test_evaluate_the_bundled_example_collection(capsys):
     folder = Path(metaeval.__file__).parent / "datasets" / "tiny"
     runs = sorted(str(p) for p in folder.glob("*.run"))
-    result = runner.invoke(app, ["evaluate", str(folder / "tiny.qrels"), *runs])
-    assert result.exit_code == 0, result.output
-    assert "neural" in result.output and "AP" in result.output
+    code, out, err = cli(["evaluate", folder / "tiny.qrels", *runs], capsys)
+    assert code == 0, err
+    assert "neural" in out and "AP" in out
 
 
 def test_console_script_entry_point():

@@ -93,6 +93,12 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _interrupted(message: str = "interrupted") -> int:
+    """Say that the command was stopped (by Ctrl-C or SIGTERM); the exit status 130."""
+    print(message, file=sys.stderr)
+    return 130
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     import warnings
@@ -120,22 +126,19 @@ def run(argv: list[str] | None = None) -> int:
                     raise BrokenPipeError from None
                 raise
         if result == 130:  # typer turns Ctrl-C inside a command into exit status 130
-            print("interrupted", file=sys.stderr)
+            return _interrupted()
         return result if isinstance(result, int) else 0
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as cat does
         _quiet_stdout()
         return 141
     except Exception as err:
         if type(err).__name__ == "Interrupted":  # a command that saved its work first
-            print(err, file=sys.stderr)
-            return 130
+            return _interrupted(str(err))
         # typer ships its own copy of click: recognise its exceptions by what they do
         if type(err).__name__ == "Abort":
-            print("interrupted", file=sys.stderr)
-            return 130
+            return _interrupted()
         if type(err).__name__ == "NoArgsIsHelpError":  # the help is shown; say what is missing
             ctx = getattr(err, "ctx", None)
             names = sorted(getattr(getattr(ctx, "command", None), "commands", {}) or [])

@@ -173,16 +173,12 @@ def load_collection(
     from metaeval.engine import EvalTensor
     from metaeval.evaluation import as_measures, check_distinct_inputs, select
 
-    try:
-        check_distinct_inputs(qrels, runs)
-        parsed = as_measures(measures)
-        runset, judged, excluded = select(
-            read_runs(runs), read_qrels(qrels), topics=topics, run_names=run_names
-        )
-        tensor = EvalTensor.build(runset, judged, depth=depth, excluded_topics=excluded)
-    except (ValueError, TypeError, OSError) as err:
-        fail(err)
-    return tensor, parsed
+    check_distinct_inputs(qrels, runs)
+    parsed = as_measures(measures)
+    runset, judged, excluded = select(
+        read_runs(runs), read_qrels(qrels), topics=topics, run_names=run_names
+    )
+    return EvalTensor.build(runset, judged, depth=depth, excluded_topics=excluded), parsed
 
 
 def print_frame(

@@ -110,19 +110,16 @@ def robustness(
         sets = degrader.generate(tensor, trials=trials if degrader.random else 1, rng=seed)
     except (ValueError, TypeError) as err:
         option_error("--levels", levels, err)
-    try:
-        result = run(
-            tensor,
-            measures,
-            sets,
-            statistics=statistic,
-            significance=significance,
-            B=B,
-            alpha=alpha,
-            rng=seed,
-        )
-    except (ValueError, TypeError) as err:
-        fail(str(err))
+    result = run(
+        tensor,
+        measures,
+        sets,
+        statistics=statistic,
+        significance=significance,
+        B=B,
+        alpha=alpha,
+        rng=seed,
+    )
     frame = result.summary() if summary else result.to_frame()
     print_frame(frame, fmt)
 
@@ -159,10 +156,7 @@ def stability(
     _enough_runs(tensor, "stability")
     if tensor.n_topics < 2:
         fail(f"stability draws topic subsets: the qrels have {tensor.n_topics} topic, need 2+")
-    try:
-        scores = {str(m): m.compute(tensor) for m in measures}
-    except (ValueError, TypeError) as err:
-        fail(err)
+    scores = {str(m): m.compute(tensor) for m in measures}
     try:
         result = topic_subset_stability(
             scores, sizes_values, repeats, split_half=split_half, rng=seed
@@ -170,7 +164,7 @@ def stability(
     except (ValueError, TypeError) as err:
         if sizes is not None and str(err).startswith("sizes"):
             option_error("--sizes", sizes, err)
-        fail(err)
+        raise
     print_frame(result.summary() if summary else result.to_frame(), fmt)
 
 
@@ -220,12 +214,9 @@ def correlate(
                 f"--max-relevant {max_relevant} keeps {int(keep.sum())} topic(s) (with at most "
                 f"{max_relevant} documents of grade >= {grade}); correlate needs 2 or more"
             )
-    try:
-        result = measure_agreement(
-            {str(m): m.compute(tensor) for m in measures}, statistics=statistic, topics=keep
-        )
-    except (ValueError, TypeError) as err:
-        fail(err)
+    result = measure_agreement(
+        {str(m): m.compute(tensor) for m in measures}, statistics=statistic, topics=keep
+    )
     if fmt is Format.table:
         for stat in statistic:
             typer.echo(f"{stat} ({result.n_topics} topics; rows: the reference ranking)")

@@ -71,21 +71,18 @@ def evaluate(
         fail(f"--agg {agg!r}: {err}")
     if per_topic and aggregate.kind != "mean":
         warn(f"--agg {agg} aggregates over topics; with --per-topic there is nothing to aggregate")
-    try:
-        frame = run_evaluate(
-            [str(p) for p in runs],
-            str(qrels),
-            measure,
-            per_topic=per_topic,
-            agg=aggregate,
-            missing=missing.value,
-            ties=ties.value,
-            depth=depth,
-            topics=topics,
-            run_names=run_names,
-        )
-    except (ValueError, TypeError) as err:
-        fail(err)
+    frame = run_evaluate(
+        [str(p) for p in runs],
+        str(qrels),
+        measure,
+        per_topic=per_topic,
+        agg=aggregate,
+        missing=missing.value,
+        ties=ties.value,
+        depth=depth,
+        topics=topics,
+        run_names=run_names,
+    )
     print_frame(frame, fmt, pivot=["run", "topic"] if per_topic else ["run"])
 
 

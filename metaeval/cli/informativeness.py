@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -105,37 +104,27 @@ def informativeness(
     from metaeval.evaluation import check_distinct_inputs
     from metaeval.meta.informativeness import example_pr_curves
     from metaeval.meta.informativeness import informativeness as run_informativeness
-    from metaeval.meta.maxent import MaxEntConvergenceWarning
 
     load_plugins(plugin)
-    try:
-        check_distinct_inputs(qrels, runs)
-    except ValueError as err:
-        fail(err)
+    check_distinct_inputs(qrels, runs)
     if plot is not None:
         writable(plot, "--plot", folder=True)
-    try:  # read once: a pipe (/dev/stdin, <(zcat run.gz)) cannot be read again for the figures
-        runset, judged = read_runs(runs), read_qrels(qrels)
-    except (ValueError, OSError) as err:
-        fail(err)
+    # read once: a pipe (/dev/stdin, <(zcat run.gz)) cannot be read again for the figures
+    runset, judged = read_runs(runs), read_qrels(qrels)
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", MaxEntConvergenceWarning)
-            result = run_informativeness(
-                runset,
-                judged,
-                measure,
-                rel=rel,
-                min_relevant=min_relevant,
-                error=error.value,
-                count=count.value,
-                topics=topics,
-                run_names=run_names,
-            )
+        result = run_informativeness(
+            runset,
+            judged,
+            measure,
+            rel=rel,
+            min_relevant=min_relevant,
+            error=error.value,
+            count=count.value,
+            topics=topics,
+            run_names=run_names,
+        )
     except (ValueError, TypeError) as err:
         fail(err)
-    for text in dict.fromkeys(str(w.message) for w in caught):  # every warning, once
-        typer.echo(f"warning: {text}", err=True)
     if result.lists.empty:
         fail(
             f"no list retrieved {min_relevant} documents at every relevance threshold; "

@@ -22,19 +22,22 @@ def report(
     ] = None,
 ) -> None:
     """Write index.md (with PNG figures), a self-contained index.html and tables/*.csv."""
+    from metaeval.cli.study import in_folder, read_study_folder
     from metaeval.report import write_report
 
     formats = [f.strip() for f in fmt.split(",") if f.strip()]
     unknown = [f for f in formats if f not in ("md", "html")]
     if unknown or not formats:
         fail(f"--format {fmt!r}: give md, html or md,html")
-    check_study_folder(directory)
+    _, units = read_study_folder(directory)
+    if units.empty:
+        fail(f"{directory} holds no saved results yet: run the study (metaeval study run)")
     if out is not None:
         writable(out, "--out", folder=True)
     try:
         written = write_report(directory, formats=formats, out=out)
     except (ValueError, OSError) as err:
-        fail(err if str(directory) in str(err) else f"{directory}: {err}")
+        fail(in_folder(directory, err))
     for kind, path in written.items():
         typer.echo(f"{kind}: {path}")
 
@@ -65,24 +68,18 @@ def audit(
     The exit status is 0 whatever the verdicts (a claim that does not hold is a finding, not
     an error), non-zero on errors, and 1 with --strict when a claim does not hold.
     """
-    from metaeval.cli._common import Interrupted, one_line
-    from metaeval.cli.study import load_study, run_checked
+    from metaeval.cli._common import one_line
+    from metaeval.cli.study import run_checked
     from metaeval.report import build, write_report
+    from metaeval.study import load_spec
 
-    spec = load_study(spec_path)
-    summary = run_checked(spec, out, jobs=jobs, scheduler=scheduler, quiet=quiet)
-    if summary.interrupted:
-        raise Interrupted(
-            f"interrupted: {summary.completed} task(s) saved in {summary.out}; "
-            "run the same command to resume"
-        )
-    written = write_report(summary.out)
-    _, _, frames = build(summary.out)
-    verdicts = frames.get("claims")
+    summary = run_checked(load_spec(spec_path), out, jobs=jobs, scheduler=scheduler, quiet=quiet)
+    built = build(summary.out)
+    written = write_report(summary.out, built=built)
+    verdicts = built[2].get("claims")
     if verdicts is None or verdicts.empty:
         typer.echo(f"no claims in {spec_path.name}; report: {written['html']}")
         return
-    _check_claim_statistics(spec, summary.out)
     width = max(len(c) for c in verdicts["claim"])
     wide = max(len(w) for w in verdicts["world"])
     for row in verdicts.itertuples(index=False):
@@ -103,46 +100,6 @@ def audit(
         )
     if strict and (verdicts["verdict"] == "does not hold").any():
         raise typer.Exit(1)
-
-
-def check_study_folder(directory: Path) -> None:
-    """Fail in one line unless ``directory`` holds a readable study manifest and saved results."""
-    from metaeval.study import Store, load_results
-
-    store = Store(directory)
-    if not store.exists():
-        fail(f"{directory} is not a study output folder (no manifest.json)")
-    try:
-        manifest = store.read_manifest()
-        if not isinstance(manifest, dict) or "study" not in manifest:
-            fail(f"{store.manifest_path} is not a study manifest (no study name in it)")
-        units = load_results(directory, "units")
-    except (ValueError, OSError) as err:  # a corrupt parquet file names itself
-        fail(err if str(directory) in str(err) else f"{directory}: {err}")
-    if units.empty:
-        fail(f"{directory} holds no saved results yet: run the study (metaeval study run)")
-
-
-def _check_claim_statistics(spec, out: Path) -> None:
-    """A claim about a statistic its criterion never produces is a mistake in the study file,
-    not an inconclusive verdict."""
-    from metaeval.study import load_results
-
-    results = load_results(out)
-    if results.empty or "statistic" not in results:
-        return
-    for i, claim in enumerate(spec.claims):
-        check = claim.check_dict()
-        stat, crit = check.get("statistic"), check.get("criterion")
-        if stat is None or crit is None:
-            continue
-        made = results.loc[results["criterion"] == crit, "statistic"]
-        if len(made) and stat not in set(made):
-            fail(
-                f"{spec.path.name if spec.path else 'study'}: claims[{i}].check.statistic: "
-                f"criterion {crit!r} produces no {stat!r}; it produces "
-                f"{', '.join(sorted(set(made)))}"
-            )
 
 
 def _check_card_measures(measure: str, baselines: list[str], against: str) -> None:
@@ -192,33 +149,25 @@ def card(
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
 ) -> None:
     """A report card: how a (new) measure ranks among baselines on every criterion."""
-    import tempfile
+    import dataclasses
 
-    from metaeval.cli._common import Interrupted, load_plugins
+    from metaeval.cli._common import load_plugins
+    from metaeval.cli.study import run_checked
     from metaeval.report import write_report
     from metaeval.report.card import card_study, write_card
-    from metaeval.study import load_spec, run_study
+    from metaeval.study import load_spec
 
     load_plugins(plugin)
-    if out is not None:
-        writable(out, "--out", folder=True)
     baselines = [m.strip() for m in re.split(r",(?![^()]*\))", against) if m.strip()]
     _check_card_measures(measure, baselines, against)
-    try:
-        text = card_study(measure, baselines, world, [str(p) for p in plugin or []])
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "card.toml"
-            path.write_text(text)
-            spec = load_spec(path)
-        out = out or Path(spec.name)
-        summary = run_study(spec, out, jobs=jobs, quiet=quiet)
-    except (ValueError, OSError) as err:
-        fail(str(err))
-    if summary.interrupted:
-        raise Interrupted(
-            f"interrupted: {summary.completed} task(s) saved in {out}; run the "
-            "same command to resume"
-        )
+    text = card_study(measure, baselines, world, [str(p) for p in plugin or []])
+    spec = load_spec("card.toml", text=text)  # checked before anything is written
+    out = writable(out or Path(spec.name), "--out", folder=True)
+    # the card's study file stays beside its results: the manifest and the report name it,
+    # and running it again resumes the card
+    path = out / "card.toml"
+    path.write_text(text, encoding="utf-8")
+    run_checked(dataclasses.replace(spec, path=path), out, jobs=jobs, quiet=quiet)
     written = write_report(out)
     card_files = write_card(out, spec.labels[0])
     table = card_files["table"].copy()
@@ -242,30 +191,20 @@ def quickstart(
 ) -> None:
     """Run the quickstart study (five measures on a simulated collection, every criterion),
     write its report and print a summary: what the tool is for, in under a minute."""
-    from metaeval.cli._common import Interrupted
+    from metaeval.cli.study import run_checked
     from metaeval.report import build, write_report
     from metaeval.report.card import quickstart_summary
-    from metaeval.study import load_spec, run_study
+    from metaeval.study import load_spec
     from metaeval.study.spec import study_file
 
     writable(out, "--out", folder=True)
-    try:
-        spec = load_spec(study_file("quickstart.toml"))
-    except (ValueError, OSError) as err:
-        fail(str(err))
+    spec = load_spec(study_file("quickstart.toml"))
     if not quiet:
         typer.echo(f"Running {spec.path.name}: {' '.join(spec.description.split())}", err=True)
-    try:
-        summary = run_study(spec, out, jobs=jobs, quiet=quiet)
-    except (ValueError, OSError) as err:
-        fail(str(err))
-    if summary.interrupted:
-        raise Interrupted(
-            f"interrupted: {summary.completed} task(s) saved in {out}; run the "
-            "same command to resume"
-        )
-    written = write_report(out)
-    _, _, frames = build(out)
+    run_checked(spec, out, jobs=jobs, quiet=quiet)
+    built = build(out)
+    written = write_report(out, built=built)
+    frames = built[2]
     table = quickstart_summary(frames["summary"])
     world = spec.worlds[0]
     typer.echo(

@@ -75,7 +75,7 @@ def simulate(
         named = [n for n in overrides if text.startswith(n) or f"['{n}']" in text]
         if named:
             fail(f"--param {given[named[0]]}: {text}")
-        fail(text)
+        raise
     write_qrels(world.truth, out / "truth.qrels")
     write_qrels(world.qrels, out / "qrels.txt")
     written = write_runs(world.runs, out / "runs")
@@ -207,11 +207,8 @@ def degrade(
         if value is not None and method not in users:
             fail(f"{option} does not apply to --method {method}; it is for {', '.join(users)}")
     writable(out, "--out")
-    try:
-        judgments = read_qrels(qrels)
-        runset = read_runs(runs) if runs else None
-    except ValueError as err:
-        fail(str(err))
+    judgments = read_qrels(qrels)
+    runset = read_runs(runs) if runs else None
     names = runset.names if runset is not None else []
     params: dict = {}
     level = None
@@ -260,7 +257,7 @@ def degrade(
                 method, "noise rates" if option == "--rate" else ""
             )
             option_error(option, given[option], err, subject)
-        fail(str(err))
+        raise
     if level is not None:
         chosen = [j for j in results if j.level == level]
         if not chosen:

@@ -25,40 +25,55 @@ OutOption = Annotated[
 ]
 
 
-def load_study(spec_path: Path):
-    """The checked study file, or a one-line error naming the file and the key at fault."""
-    from metaeval.study import load_spec
-
-    try:
-        return load_spec(spec_path)
-    except (ValueError, OSError) as err:
-        fail(str(err))
-
-
-_load = load_study
-
-
 def run_checked(spec, out: Path | None, **kwargs):
-    """``run_study`` with its errors as one line: an output folder that cannot be written, a
-    scheduler that cannot be reached (named by its option)."""
+    """``run_study`` with the errors only the command line can name: an output folder that
+    cannot be written (``--out``), a scheduler that cannot be reached (``--scheduler``), a
+    world too large for memory. A run stopped by Ctrl-C or SIGTERM raises
+    :class:`Interrupted` (every finished task is saved)."""
     from metaeval.study import run_study
 
     scheduler = kwargs.get("scheduler")
-
     if out is not None:
         writable(out, "--out", folder=True)
     try:
-        return run_study(spec, out, **kwargs)
-    except (OSError, TimeoutError) as err:
+        summary = run_study(spec, out, **kwargs)
+    except OSError as err:  # TimeoutError included
         if scheduler is not None and (
             isinstance(err, TimeoutError) or scheduler in str(err) or "connect" in str(err)
         ):
             fail(f"--scheduler {scheduler}: cannot use the Dask scheduler ({err})")
-        fail(str(err))
-    except (ValueError, ImportError) as err:
-        fail(str(err))
+        raise
     except MemoryError as err:
         fail(_out_of_memory(spec, err))
+    if summary.interrupted:
+        raise Interrupted(
+            f"interrupted: {summary.completed} task(s) saved in {summary.out}; run the same "
+            "command to resume"
+        )
+    return summary
+
+
+def read_study_folder(directory: Path) -> tuple[dict, pd.DataFrame]:
+    """The manifest and the saved units of a study's output folder, or a one-line error when
+    it is not one or cannot be read."""
+    from metaeval.study import Store, load_results
+
+    store = Store(directory)
+    if not store.exists():
+        fail(f"{directory} is not a study output folder (no manifest.json)")
+    try:
+        manifest = store.read_manifest()
+        if not isinstance(manifest, dict) or "study" not in manifest:
+            fail(f"{store.manifest_path} is not a study manifest (no study name in it)")
+        return manifest, load_results(directory, "units")
+    except (ValueError, OSError) as err:
+        fail(in_folder(directory, err))
+
+
+def in_folder(directory: Path, err: BaseException) -> str:
+    """An error about a file of a study's output folder, naming the folder (a corrupt parquet
+    file does not say which it is)."""
+    return str(err) if str(directory) in str(err) else f"{directory}: {err}"
 
 
 def _out_of_memory(spec, err: MemoryError) -> str:
@@ -98,16 +113,12 @@ def plan(
 ) -> None:
     """What a study will compute: units and tasks per criterion, what is already saved, and
     an estimate of the time it will take."""
-    from metaeval.study import Store, default_out, make_plan
+    from metaeval.study import Store, default_out, load_spec, make_plan
 
-    spec = _load(spec_path)
+    spec = load_spec(spec_path)
     out = out or default_out(spec)
     store = Store(out)
-    try:
-        done = store.done_units() if store.exists() else set()
-        the_plan = make_plan(spec, done)
-    except (ValueError, OSError) as err:
-        fail(str(err))
+    the_plan = make_plan(spec, store.done_units() if store.exists() else set())
     typer.echo(
         f"study {spec.name}: {len(spec.worlds)} world(s), {len(spec.degraders)} "
         f"degrader(s), {len(spec.measures)} measure(s), {len(spec.criteria)} criteria"
@@ -130,8 +141,6 @@ def plan(
 
         try:
             cost = estimate_cost(spec, the_plan)
-        except (ValueError, OSError) as err:
-            fail(str(err))
         except MemoryError as err:
             fail(_out_of_memory(spec, err))
         typer.echo(
@@ -175,9 +184,10 @@ def run(
 ) -> None:
     """Run a study, or resume it: units already saved in the output folder are not
     recomputed. Ctrl-C stops it; every finished task is kept."""
-    spec = _load(spec_path)
+    from metaeval.study import load_spec
+
     summary = run_checked(
-        spec,
+        load_spec(spec_path),
         out,
         jobs=jobs,
         scheduler=scheduler,
@@ -186,11 +196,6 @@ def run(
         allow_version_change=allow_version_change,
     )
     where = summary.out
-    if summary.interrupted:
-        raise Interrupted(
-            f"interrupted: {summary.completed} task(s) saved in {where}; run "
-            "the same command to resume"
-        )
     if not quiet:
         typer.echo(
             f"{summary.completed} task(s) done, {summary.failed} failed, "
@@ -215,21 +220,15 @@ def status(
     ],
 ) -> None:
     """How far a study is, from its output folder alone."""
-    from metaeval.study import Store, load_results
+    from metaeval.study import Store
 
-    store = Store(out)
-    if not store.exists():
-        fail(f"{out} is not a study output folder (no manifest.json)")
+    manifest, units = read_study_folder(out)
     try:
-        manifest = store.read_manifest()
-        if not isinstance(manifest, dict) or "study" not in manifest:
-            fail(f"{store.manifest_path} is not a study manifest (no study name in it)")
-        units = load_results(out, "units")
         planned = (
             pd.read_parquet(out / "plan.parquet") if (out / "plan.parquet").is_file() else units
         )
-    except (ValueError, OSError) as err:  # a corrupt parquet file names itself
-        fail(err if str(out) in str(err) else f"{out}: {err}")
+    except (ValueError, OSError) as err:
+        fail(in_folder(out, err))
     if "unit" not in units:
         units = pd.DataFrame({"unit": [], "criterion": []})
     if "unit" not in planned or "criterion" not in planned:
@@ -243,7 +242,7 @@ def status(
     by = planned.groupby("criterion", sort=False)["done"].agg(["sum", "size"])
     for criterion, row in by.iterrows():
         typer.echo(f"  {criterion}: {int(row['sum'])}/{int(row['size'])} units")
-    failures = store.failures()
+    failures = Store(out).failures()
     last = (manifest.get("runs") or [{}])[-1]
     end = last.get("end") or "unfinished (running, or killed)"
     typer.echo(

@@ -185,8 +185,15 @@ class _Report:
         return frame.iloc[np.lexsort(keys)].reset_index(drop=True)
 
 
+#: The saved tables a report draws on: tidy results, ASL curves, analytic claims.
+_TABLES = ("results", "asl", "claims")
+
+
 def _read(directory: Path) -> dict:
-    from metaeval.study.store import load_results, read_table
+    """Everything a report draws on: the manifest, the claims, the study file as run, the
+    plan, which units are saved, and the saved tables it uses (no other: a detail table can
+    be large)."""
+    from metaeval.study.store import UNITS, load_results, read_table
 
     manifest = json.loads((directory / "manifest.json").read_text())
     claims = (
@@ -201,12 +208,14 @@ def _read(directory: Path) -> dict:
         spec = tomllib.loads(spec_text) if spec_text else {}
     except tomllib.TOMLDecodeError:
         spec = {}
-    tables = {}
-    folder = directory / "results"
-    for sub in sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
-        tables[sub] = (
-            read_table(directory, sub) if sub == "claims" else load_results(directory, sub)
-        )
+    # the analytic claims are computed by the driver, not by units of work: read as saved
+    tables = {
+        name: read_table(directory, name) if name == "claims" else load_results(directory, name)
+        for name in _TABLES
+        if (directory / "results" / name).is_dir()
+    }
+    # which units are saved (build counts the planned ones among them)
+    tables[UNITS] = read_table(directory, UNITS, columns=["unit"])
     planned = (
         pd.read_parquet(directory / "plan.parquet")
         if (directory / "plan.parquet").is_file()
@@ -257,9 +266,8 @@ def build(directory: str | Path) -> tuple[str, list[doc.Block], dict]:
         )
     blocks.append(doc.text(_provenance(manifest, spec, done)))
     frames = {"summary": rep.summary}
-    details = {k: rep.in_order(v) for k, v in data["tables"].items() if k == "stability"}
     analytic = data["tables"].get("claims")
-    verdicts = claim_checks.verdicts(data["claims"], rep.results, _checks_only(analytic), details)
+    verdicts = claim_checks.verdicts(data["claims"], rep.results, _checks_only(analytic))
     if len(verdicts):
         frames["claims"] = verdicts
         blocks += _claims(verdicts)
@@ -861,7 +869,7 @@ def _shown_path(path: Path) -> str:
 
 
 def write_report(
-    directory: str | Path, formats=FORMATS, out: str | Path | None = None
+    directory: str | Path, formats=FORMATS, out: str | Path | None = None, *, built=None
 ) -> dict[str, Path]:
     """Write the report of a study's output folder.
 
@@ -872,6 +880,9 @@ def write_report(
     formats : iterable of {"md", "html"}
     out : str or Path, optional
         Where to write (default ``<directory>/report``).
+    built : tuple, optional
+        What :func:`build` returned for ``directory``, when the caller has it already (its
+        frames, say): the report is then not built again.
 
     Returns
     -------
@@ -885,7 +896,7 @@ def write_report(
     directory = Path(directory)
     folder = Path(out) if out is not None else directory / "report"
     folder.mkdir(parents=True, exist_ok=True)
-    title, blocks, frames = build(directory)
+    title, blocks, frames = built if built is not None else build(directory)
     written = {}
     # a redrawn report replaces the figures and tables of the last one (names may change)
     for sub, suffix in (("figures", ".png"), ("tables", ".csv")):

@@ -9,6 +9,7 @@ measure among the baselines on each criterion from the saved results.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -91,7 +92,9 @@ BATTERY = [
 
 def _world_block(world: str) -> str:
     """A TOML [[worlds]] block: a simulator preset, or ``STUDY.toml:WORLD_ID`` (a world of a
-    study file, its paths made absolute)."""
+    study file, as :func:`metaeval.study.load_spec` reads it: its paths absolute)."""
+    from metaeval.study import load_spec
+    from metaeval.study.spec import canonical_json
     from simulators.worlds import PRESETS
 
     if world in PRESETS:
@@ -105,20 +108,19 @@ def _world_block(world: str) -> str:
             f"--world must be a simulator preset ({', '.join(sorted(PRESETS))}) "
             f"or STUDY.toml:WORLD_ID, got {world!r}"
         )
-    base = Path(path).resolve().parent
-    data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    chosen = [w for w in data.get("worlds", []) if w.get("id") == wid]
-    if not chosen:
-        ids = [w.get("id") for w in data.get("worlds", [])]
-        raise ValueError(f"{path} has no world {wid!r}; worlds: {', '.join(map(str, ids))}")
-    w = dict(chosen[0])
-    for key in ("qrels", "runs"):
-        value = w.get(key)
-        if isinstance(value, str):
-            w[key] = str(base / value) if not Path(value).is_absolute() else value
-        elif isinstance(value, list):
-            w[key] = [str(base / v) if not Path(v).is_absolute() else v for v in value]
-    return "[[worlds]]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in w.items())
+    spec = load_spec(path)
+    ids = [w.id for w in spec.worlds]
+    if wid not in ids:
+        raise ValueError(f"{path} has no world {wid!r}; worlds: {', '.join(ids)}")
+    w = spec.world(wid)
+    # its kind, and every key that is not at its default
+    keys = {"kind": w.kind} | {
+        f.name: getattr(w, f.name)
+        for f in dataclasses.fields(w)
+        if f.init and getattr(w, f.name) != f.default
+    }
+    values = json.loads(canonical_json(keys))
+    return "[[worlds]]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in values.items())
 
 
 def _toml(value) -> str:

@@ -137,11 +137,10 @@ def _as_list(v) -> list:
 
 # ------------------------------------------------------------------------------ values
 class _Data:
-    """The saved rows a claim reads: results, and the per-repeat stability table."""
+    """The saved rows a claim reads."""
 
-    def __init__(self, results: pd.DataFrame, details: dict | None = None):
+    def __init__(self, results: pd.DataFrame):
         self.results = results
-        self.details = details or {}
 
     def rows(self, check: dict, world: str, level: str, criterion: str, against) -> pd.DataFrame:
         r = self.results
@@ -421,7 +420,6 @@ def verdicts(
     claims: Sequence[dict],
     results: pd.DataFrame,
     analytic: pd.DataFrame | None = None,
-    details: dict[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """One row per claim and world: ``claim, world, verdict, numbers, text, source``.
 
@@ -433,12 +431,10 @@ def verdicts(
         The study's saved ``results`` table.
     analytic : DataFrame, optional
         The saved outcomes of the analytic checks (the ``claims`` table).
-    details : dict of DataFrame, optional
-        Detail tables by name (not needed by the built-in checks).
     """
     rows = []
     worlds = list(dict.fromkeys(results["world"])) if len(results) else []
-    data = _Data(results, details)
+    data = _Data(results)
     for claim in claims:
         check = claim.get("check", {})
         kind = check.get("kind")

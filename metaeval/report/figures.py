@@ -497,12 +497,16 @@ def pr_curves(curves: pd.DataFrame) -> object:
     (and ``run``, ``topic``, ``threshold`` for the title)."""
     fig, axes = _figure(1, width=5.2, height=4.2)
     ax = axes[0]
+    styles = iter(["-", "--", ":", "-."])
     for name, d in curves.groupby("curve", sort=False):
-        actual = name == "actual"
+        # one actual curve per relevance threshold ("actual (grade >= 2)") when the measures
+        # use several: all black, told apart by their line style
+        actual = str(name).startswith("actual")
         ax.plot(
             d["recall"],
             d["precision"],
             color="black" if actual else None,
+            linestyle=next(styles, "-") if actual else "-",
             linewidth=2 if actual else 1.2,
             label=name,
         )
@@ -511,10 +515,13 @@ def pr_curves(curves: pd.DataFrame) -> object:
     ax.set_xlim(0, 1)
     if {"run", "topic", "threshold"} <= set(curves.columns) and len(curves):
         first = curves.iloc[0]
-        ax.set_title(
-            f"{first['run']} / topic {first['topic']} (grade >= {first['threshold']})",
-            fontsize="small",
+        thresholds = sorted(set(curves["threshold"]))
+        relevant = (
+            f"grade >= {thresholds[0]}"
+            if len(thresholds) == 1
+            else "grade >= " + " or ".join(map(str, thresholds))
         )
+        ax.set_title(f"{first['run']} / topic {first['topic']} ({relevant})", fontsize="small")
     ax.legend(fontsize="x-small")
     return fig
 

@@ -165,8 +165,8 @@ def test_topic_and_run_selections(files, capsys):
     assert code == 2 and "not in the qrels: q9" in err
 
 
-def _main(*args, **kwargs):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def _main(*args, env=None, **kwargs):
+    env = {**(os.environ if env is None else env), "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "metaeval", *map(str, args)],
         env=env,
@@ -203,6 +203,34 @@ def test_unexpected_errors_say_how_to_see_the_traceback(files, tmp_path, registr
     plugin.write_text("raise SystemError('boom')\n")
     out = _main("evaluate", qrels, a, "--plugin", plugin)
     assert out.returncode == 2 and "boom" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_metaeval_debug_shows_the_traceback(files, capsys, monkeypatch):
+    """An unexpected error is one line saying how to see the traceback; with METAEVAL_DEBUG
+    set, an error is raised as it is, so that the interpreter prints its traceback."""
+    import metaeval.evaluation
+
+    qrels, a, b = files
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.delenv("METAEVAL_DEBUG", raising=False)
+    monkeypatch.setattr(metaeval.evaluation, "evaluate", broken)
+    code, _, err = cli(["evaluate", qrels, a], capsys)
+    assert code == 1 and one_line_error(err)
+    assert "RuntimeError: boom" in err and "METAEVAL_DEBUG=1" in err
+    monkeypatch.setenv("METAEVAL_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="boom"):
+        run(["evaluate", qrels, a])
+    monkeypatch.undo()
+    # the console script: a bad measure is one line, and a traceback with METAEVAL_DEBUG
+    env = {k: v for k, v in os.environ.items() if k != "METAEVAL_DEBUG"}
+    plain = _main("evaluate", qrels, a, "-m", "Nope", env=env)
+    debug = _main("evaluate", qrels, a, "-m", "Nope", env={**env, "METAEVAL_DEBUG": "1"})
+    assert plain.returncode == 2 and one_line_error(plain.stderr), plain.stderr
+    assert debug.returncode == 1 and "Traceback" in debug.stderr
+    assert "ValueError: unknown measure 'Nope'" in debug.stderr
 
 
 def test_ctrl_c_during_start_up_is_one_line(files):

@@ -352,3 +352,25 @@ def test_legend_of_many_measures_sits_under_the_panels_and_widens_one_panel():
     lines = _named_lines(fig.axes[0]).values()
     colour_marker = {(ln.get_color(), ln.get_marker()) for ln in lines}
     assert len(colour_marker) == 12  # no two measures look alike
+
+
+def test_pr_curves_at_several_thresholds_draw_every_actual_curve_in_black():
+    curves = pd.DataFrame(
+        {
+            "curve": ["actual (grade >= 1)"] * 2 + ["actual (grade >= 2)"] * 2 + ["AP"] * 2,
+            "recall": [0.5, 1.0] * 3,
+            "precision": [1.0, 0.5, 0.5, 0.25, 0.9, 0.6],
+            "run": "r",
+            "topic": "7",
+            "threshold": [1, 1, 2, 2, 1, 1],
+        }
+    )
+    fig = figures.pr_curves(curves)
+    lines = _named_lines(fig.axes[0])
+    assert lines["actual (grade >= 1)"].get_color() == "black"
+    assert lines["actual (grade >= 2)"].get_color() == "black"
+    assert (
+        lines["actual (grade >= 1)"].get_linestyle() != lines["actual (grade >= 2)"].get_linestyle()
+    )
+    assert lines["AP"].get_color() != "black"
+    assert fig.axes[0].get_title() == "r / topic 7 (grade >= 1 or 2)"

@@ -4,6 +4,7 @@ claim verdicts, audits, report cards, the quickstart."""
 from __future__ import annotations
 
 import html.parser
+import json
 import os
 import re
 import shutil
@@ -16,9 +17,9 @@ import pandas as pd
 import pytest
 
 from metaeval.cli import run
+from metaeval.report import KEYS, figures
 from metaeval.report import claims as checks
-from metaeval.report import figures
-from metaeval.report.claims import FAILS, HOLDS, UNSURE, verdicts
+from metaeval.report.claims import COLUMNS, FAILS, HOLDS, UNSURE, verdicts
 from metaeval.study import load_spec, run_study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,10 +78,19 @@ def test_report_reads_only_saved_results(saved, tmp_path):
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert out.returncode == 0, out.stderr
-    assert (tmp_path / "r" / "index.html").is_file()
-    assert (tmp_path / "r" / "index.md").is_file()
-    assert (tmp_path / "r" / "tables" / "summary.csv").is_file()
-    assert (tmp_path / "r" / "tables" / "claims.csv").is_file()
+    page = (tmp_path / "r" / "index.html").read_text()
+    md = (tmp_path / "r" / "index.md").read_text()
+    assert md.startswith("# Study small") and "<h1>Study small</h1>" in page
+    for text in (page, md):
+        assert "C1" in text and "C2" in text and "Informativeness" in text
+    summary = pd.read_csv(tmp_path / "r" / "tables" / "summary.csv")
+    assert list(summary.columns) == [*KEYS, "mean", "p025", "p975", "n"]
+    assert set(summary["measure"]) == {"AP", "AP'", "P@5"}
+    assert {"robustness", "informativeness"} <= set(summary["kind"])
+    claims = pd.read_csv(tmp_path / "r" / "tables" / "claims.csv")
+    assert list(claims.columns) == COLUMNS
+    assert list(zip(claims["claim"], claims["world"])) == [("C1", "sim"), ("C2", "(analytic)")]
+    assert set(claims["verdict"]) <= {HOLDS, FAILS, UNSURE}
 
 
 class _Links(html.parser.HTMLParser):
@@ -383,7 +393,7 @@ def test_analytic_checks_hold_and_fail():
 
 
 # ---------------------------------------------------------------------------- commands
-def test_audit_of_the_sakai_kando_study_on_a_small_simulated_world(tmp_path, capsys):
+def test_audit_of_the_sakai_kando_study_on_a_small_simulated_world(tmp_path, capsys, monkeypatch):
     text = (ROOT / "studies" / "sakai-kando-2008.toml").read_text()
     # keep the simulated world only, smaller; fewer trials and samples
     worlds = re.findall(r"\[\[worlds\]\].*?(?=\n\[\[|\n\[measures)", text, flags=re.S)
@@ -395,13 +405,20 @@ def test_audit_of_the_sakai_kando_study_on_a_small_simulated_world(tmp_path, cap
     text = text.replace("B = 1000", "B = 200")
     path = tmp_path / "sk.toml"
     path.write_text(text)
+    import metaeval.report
+
+    builds = []
+    build = metaeval.report.build
+    monkeypatch.setattr(metaeval.report, "build", lambda d: builds.append(d) or build(d))
     code = run(["audit", str(path), "--out", str(tmp_path / "out"), "--jobs", "2", "--quiet"])
     out = capsys.readouterr().out
     assert code == 0, out
+    assert len(builds) == 1  # the report and the verdicts printed come from one build
+    page = (tmp_path / "out" / "report" / "index.html").read_text()
     for claim in ("SK1", "SK4", "SK6", "SK7", "SK8", "SK9c"):
         assert re.search(rf"^{claim}\s", out, flags=re.M), claim
+        assert f"<td>{claim}</td>" in page, claim
     assert re.search(r"\d+ hold, \d+ do not hold, \d+ inconclusive", out)
-    assert (tmp_path / "out" / "report" / "index.html").is_file()
     strict = run(["audit", str(path), "--out", str(tmp_path / "out"), "--quiet", "--strict"])
     fails = "does not hold" in capsys.readouterr().out.split("\n\n")[0]
     assert strict == (1 if fails else 0)
@@ -425,6 +442,15 @@ def test_card_on_the_example_plugin(tmp_path, capsys, registry):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "RprecHalf" in (tmp_path / "card" / "report" / "card.md").read_text()
+    # the study file the manifest names is kept beside the results: it can be run again
+    manifest = json.loads((tmp_path / "card" / "manifest.json").read_text())
+    spec_path = Path(manifest["spec_path"])
+    assert spec_path.is_file() and spec_path.parent == (tmp_path / "card").resolve()
+    assert load_spec(spec_path).name == manifest["study"]
+    assert (
+        f"metaeval study run {spec_path.name}"
+        in (tmp_path / "card" / "report" / "index.md").read_text()
+    )
     assert re.search(r"\d of 3", out)  # ranked among three measures
     # the one-page card: every criterion of the battery, the agreement with each baseline,
     # one self-contained HTML page (links only to the full report beside it)
@@ -442,12 +468,53 @@ def test_card_on_the_example_plugin(tmp_path, capsys, registry):
     assert "Agreement with each baseline" in text and "P@10" in text
 
 
+def test_card_world_from_a_study_file_is_that_world(tmp_path, monkeypatch):
+    """``--world STUDY.toml:WORLD_ID``: the world as the study file means it (its paths from
+    the study file's folder), wherever the card is made."""
+    from metaeval.report.card import card_study
+
+    study = tmp_path / "study"
+    (study / "runs").mkdir(parents=True)
+    (study / "w.qrels").write_text("1 0 d1 1\n1 0 d2 0\n2 0 d3 2\n2 0 d4 0\n")
+    for name in ("a", "b"):
+        (study / "runs" / f"{name}.run").write_text(
+            f"1 Q0 d1 1 2 {name}\n1 Q0 d2 2 1 {name}\n2 Q0 d3 1 1 {name}\n"
+        )
+    (study / "s.toml").write_text(
+        """schema = 1
+[study]
+name = "s"
+seed = 1
+[[worlds]]
+id = "trec"
+kind = "trec"
+qrels = "w.qrels"
+runs = "runs/*.run"
+topics = "1-2"
+depth = 5
+[measures]
+names = ["AP"]
+[[criteria]]
+kind = "robustness"
+"""
+    )
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    text = card_study("AP", ["P@10"], "../study/s.toml:trec")
+    world = load_spec("card.toml", text=text).worlds[0]
+    assert world == load_spec(study / "s.toml").world("trec")
+
+
 def test_quickstart_runs_the_quickstart_study(tmp_path, capsys):
     code = run(["quickstart", "--out", str(tmp_path / "qs"), "--quiet"])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "tau vs full, 10% judged" in out and "Q1 (sim)" in out
-    assert (tmp_path / "qs" / "report" / "index.html").is_file()
+    page = (tmp_path / "qs" / "report" / "index.html").read_text()
+    assert "<h1>Study quickstart</h1>" in page and "<td>Q1</td>" in page
+    claims = pd.read_csv(tmp_path / "qs" / "report" / "tables" / "claims.csv")
+    printed = set(re.findall(r"^  (\S+) \(\S+\): ", out, flags=re.M))
+    assert "Q1" in printed and printed == set(claims["claim"])  # the report's claims
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
