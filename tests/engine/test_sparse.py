@@ -204,6 +204,49 @@ def test_join_in_batches_and_by_sorted_keys(monkeypatch):
     assert np.array_equal(other.codes, reference.codes)
 
 
+@pytest.mark.parametrize("judged_share", [0.05, 0.5, 0.95])
+def test_the_two_lookups_find_the_same_entries(monkeypatch, judged_share):
+    # the hash join (few ids judged) and index_in (most ids judged) must agree to the entry,
+    # whatever the sample of ids decides; here each is forced in turn
+    rng = np.random.default_rng(1)
+    judged = [f"j{i}" for i in range(60)]
+    qrels = metaeval.Qrels.from_dict(
+        {f"t{t}": {d: int(rng.integers(-1, 3)) for d in rng.choice(judged, 25)} for t in range(5)}
+    )
+
+    def ranked():
+        docs = [
+            str(rng.choice(judged)) if rng.random() < judged_share else f"u{rng.integers(10**6)}"
+            for _ in range(40)
+        ]
+        return {d: float(rng.integers(5)) for d in docs}  # tied scores, repeats merged
+
+    runs = metaeval.RunSet.from_dict(
+        {f"r{s}": {f"t{t}": ranked() for t in range(6)} for s in range(4)}
+    )
+    built = {}
+    for share in (0.0, 1.0):  # 0: index_in as soon as one sampled id is judged; 1: always join
+        monkeypatch.setattr(tensor_module, "_JOIN_MATCH_SHARE", share)
+        monkeypatch.setattr(tensor_module, "_JOIN_ROWS", 300)  # several batches too
+        built[share] = EvalTensor.build(runs, qrels, warn_extra_topics=False)
+    for a, b in zip(built[0.0].given_entries, built[1.0].given_entries):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert built[0.0].n_entries > 0
+    # and the entries are those of a lookup by hand: every (run, topic, rank) whose document
+    # has a qrels row for that topic
+    topic_ids = qrels.topics[qrels.topic_index]
+    rows = {(t, d): i for i, (t, d) in enumerate(zip(topic_ids, qrels.docs.to_pylist()))}
+    expected = [
+        (s * len(qrels.topics) + list(qrels.topics).index(t), k, rows[t, d])
+        for s, run in enumerate(runs)
+        for t, block in zip(run.topics, np.split(run.docs.to_pylist(), run.offsets[1:-1]))
+        for k, d in enumerate(block)
+        if (t, d) in rows
+    ]
+    got = list(zip(*(a.tolist() for a in built[1.0].given_entries)))
+    assert got == expected
+
+
 @pytest.mark.filterwarnings("ignore:.*have no judgments")
 def test_concat_equals_building_all_runs_at_once():
     qrels = metaeval.Qrels.from_dict({"a": {"x": 1, "y": 0, "z": 2}, "b": {"x": 0, "w": 3}})
