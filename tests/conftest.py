@@ -24,6 +24,24 @@ def need_data(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def trec_collection(tmp_path_factory):
+    """Write a small simulated TREC collection as files: ``trec_collection(name, **params)``
+    makes a ``trec_like`` world with ``params`` and returns the folder holding ``qrels.txt``
+    and ``runs/``."""
+    from metaeval.data import write_qrels, write_runs
+    from simulators import make_world
+
+    def write(name: str, **params) -> Path:
+        root = tmp_path_factory.mktemp(name)
+        world = make_world("trec_like", **params)
+        write_qrels(world.qrels, root / "qrels.txt")
+        write_runs(world.runs, root / "runs")
+        return root
+
+    return write
+
+
 def float32_scores(runs: metaeval.RunSet) -> metaeval.RunSet:
     """The same runs with scores rounded to float32.
 

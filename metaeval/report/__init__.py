@@ -475,44 +475,19 @@ def _power(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
 
 def _significance(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     s = rep.summary
-    tab = s[
-        (s["kind"] == "significance_changes")
-        & s["statistic"].isin(["n_significant", "false_alarms", "reversals", "misses"])
-    ]
-    wide = tab.pivot_table(
-        index=["world", "degrader", "level", "measure"],
-        columns="statistic",
-        values="mean",
-        sort=False,
-    ).reset_index()
-    wide = wide.reindex(
-        columns=[
-            "world",
-            "degrader",
-            "level",
-            "measure",
-            "n_significant",
-            "false_alarms",
-            "reversals",
-            "misses",
-        ]
+    counts = ["n_significant", "false_alarms", "reversals", "misses"]
+    tab = s[(s["kind"] == "significance_changes") & s["statistic"].isin(counts)]
+    keys = ["world", "degrader", "level", "measure"]
+    wide = (
+        tab.pivot_table(index=keys, columns="statistic", values="mean", sort=False)
+        .reset_index()
+        .reindex(columns=keys + counts)
     )
-    wide["false_alarm_share"] = (
-        100 * wide["false_alarms"] / wide["n_significant"].where(wide["n_significant"] > 0)
+    wide.insert(
+        len(keys) + 2,
+        "false_alarm_share",
+        100 * wide["false_alarms"] / wide["n_significant"].where(wide["n_significant"] > 0),
     )
-    wide = wide[
-        [
-            "world",
-            "degrader",
-            "level",
-            "measure",
-            "n_significant",
-            "false_alarms",
-            "false_alarm_share",
-            "reversals",
-            "misses",
-        ]
-    ]
     wide = wide.rename(
         columns={
             "n_significant": "significant (damaged)",

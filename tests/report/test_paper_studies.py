@@ -17,14 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def collection(tmp_path_factory):
+def collection(trec_collection):
     """A small TREC collection judged 0-2, as files."""
-    from metaeval.data import write_qrels, write_runs
-    from simulators import make_world
-
-    root = tmp_path_factory.mktemp("other-trec")
-    world = make_world(
-        "trec_like",
+    return trec_collection(
+        "other-trec",
         n_topics=14,
         n_systems=18,
         rng=np.random.default_rng(11),
@@ -33,9 +29,6 @@ def collection(tmp_path_factory):
         depth=150,
         pool_depth=40,
     )
-    write_qrels(world.qrels, root / "qrels.txt")
-    write_runs(world.runs, root / "runs")
-    return root
 
 
 def _edited(study: str, collection: Path) -> str:

@@ -18,14 +18,10 @@ def _fresh_worker_cache():
 
 
 @pytest.fixture(scope="session")
-def trec_files(tmp_path_factory):
+def trec_files(trec_collection):
     """A small TREC collection on disk (a simulated world written as qrels and run files)."""
-    from metaeval.data import write_qrels, write_runs
-    from simulators import make_world
-
-    root = tmp_path_factory.mktemp("trec")
-    world = make_world(
-        "trec_like",
+    return trec_collection(
+        "trec",
         n_topics=12,
         n_systems=8,
         rng=np.random.default_rng(5),
@@ -34,9 +30,6 @@ def trec_files(tmp_path_factory):
         depth=200,
         pool_depth=30,
     )
-    write_qrels(world.qrels, root / "qrels.txt")
-    write_runs(world.runs, root / "runs")
-    return root
 
 
 SMALL = """
