@@ -566,7 +566,7 @@ class EvalTensor:
     def _condensed(self) -> EvalTensor:
         judged = np.flatnonzero(self.entry_codes >= 0)
         group = self.entry_group[judged]
-        sizes = np.bincount(group, minlength=self.n_runs * self.n_topics)
+        sizes = group_sizes(group, self.n_runs * self.n_topics)
         # The judged entries keep their order; their new rank is their position in the group.
         start = np.cumsum(sizes) - sizes
         rank = (np.arange(len(judged)) - start[group]).astype(np.int32)
@@ -618,6 +618,15 @@ def _batches(sizes: list[int]) -> list[list[int]]:
     # Run s goes to the batch its last row falls in.
     which = np.minimum((bounds - 1) * n // max(total, 1), n - 1)
     return [b for b in (np.flatnonzero(which == k).tolist() for k in range(n)) if b]
+
+
+def group_sizes(group: np.ndarray, n_groups: int) -> np.ndarray:
+    """Number of occurrences of each of 0..n_groups-1 in ``group``, which is sorted.
+
+    A search of the group bounds in the sorted array, a few thousand binary searches, instead
+    of a bincount's pass over every element.
+    """
+    return np.diff(np.searchsorted(group, np.arange(n_groups + 1, dtype=group.dtype)))
 
 
 def _group_dtype(n_runs: int, n_topics: int):
@@ -707,15 +716,17 @@ class _Join:
         topic, keep = np.concatenate(topic), np.concatenate(keep)
         # Both sides are sorted: how many found rows each list holds, from a search of the few
         # list starts among the found rows (not of every found row among the starts).
-        counts = np.diff(np.searchsorted(at, np.append(starts, base)))
+        ends = np.append(starts, base)
+        counts = np.diff(np.searchsorted(at, ends))
         rank = (at - np.repeat(starts, counts)).astype(np.int32)
-        rows = self.rows_of(np.repeat(topic, counts), uid)
-        hit = rows < self.n_judgments
-        if (keep < np.diff(np.append(starts, base))).any():  # a depth cut or an unjudged topic
-            hit &= rank < np.repeat(keep, counts)
-        hit = np.flatnonzero(hit)
-        dtype = _group_dtype(len(runs), n_topics)
-        return np.repeat(group.astype(dtype), counts)[hit], rank[hit], rows[hit]
+        group = np.repeat(group.astype(_group_dtype(len(runs), n_topics)), counts)
+        topic = np.repeat(topic, counts)
+        if (keep < np.diff(ends)).any():  # a depth cut, or a topic without judgments (keep 0)
+            inside = np.flatnonzero(rank < np.repeat(keep, counts))
+            rank, group, topic, uid = rank[inside], group[inside], topic[inside], uid[inside]
+        rows = self.rows_of(topic, uid)
+        hit = np.flatnonzero(rows < self.n_judgments)
+        return group[hit], rank[hit], rows[hit]
 
 
 def _valid_positions(arr: pa.Array) -> np.ndarray:

@@ -7,6 +7,7 @@ from functools import cached_property
 import numpy as np
 
 from metaeval.engine import UNPOOLED, EvalTensor
+from metaeval.engine.tensor import group_sizes
 
 
 def top(tensor: EvalTensor, cutoff: int | None) -> np.ndarray:
@@ -32,15 +33,6 @@ def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 def log2_discount(depth: int) -> np.ndarray:
     """1 / log2(r + 1) for r = 1..depth (trec_eval ``ndcg``, Burges et al.)."""
     return 1.0 / np.log2(np.arange(2, depth + 2, dtype=np.float64))
-
-
-def group_sizes(group: np.ndarray, n_groups: int) -> np.ndarray:
-    """Number of occurrences of each of 0..n_groups-1 in ``group``, which is sorted.
-
-    A search of the group bounds in the sorted array, a few thousand binary searches, instead
-    of a bincount's pass over every element.
-    """
-    return np.diff(np.searchsorted(group, np.arange(n_groups + 1, dtype=group.dtype)))
 
 
 class RankedHits:
@@ -104,17 +96,17 @@ class RankedHits:
         """Groups that have hits, and the position (in the flat arrays) of the first hit of
         each."""
         groups = np.flatnonzero(self._sizes)
-        return groups, self._group_start[groups]
+        return groups, self.group_start[groups]
 
     @cached_property
-    def _group_start(self) -> np.ndarray:
+    def group_start(self) -> np.ndarray:
         """Position (in the flat arrays) of the first hit of every group, empty or not."""
         return np.cumsum(self._sizes) - self._sizes
 
     @cached_property
     def start(self) -> np.ndarray:
         """Position (in the flat arrays) of the first hit of each hit's group."""
-        return self._group_start[self.group]
+        return self.group_start[self.group]
 
     @cached_property
     def _offset(self) -> np.ndarray:

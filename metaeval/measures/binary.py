@@ -229,9 +229,8 @@ def _bpref_parts(tensor: EvalTensor, rel_level: int):
     judged = ranked_hits(tensor, lambda codes: codes >= 0)  # by run, topic, then rank
     at = np.flatnonzero(judged.grade >= rel_level)
     rel_group = judged.group[at]
-    judged_sizes = judged.counts().reshape(-1)
     rel_sizes = group_sizes(rel_group, n_groups)
-    judged_above = at - (np.cumsum(judged_sizes) - judged_sizes)[rel_group]
+    judged_above = at - judged.group_start[rel_group]
     rel_above = np.arange(len(at)) - (np.cumsum(rel_sizes) - rel_sizes)[rel_group]
     return rel_group, rel_group % tensor.n_topics, (judged_above - rel_above).astype(np.float64)
 

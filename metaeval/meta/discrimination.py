@@ -77,7 +77,6 @@ class DiscriminativePowerResult:
     alpha : float
     systems : tuple
         System names in row order.
-    n_topics : int
     topics : tuple
         Topic labels in column order (a tidy frame's topic ids; column positions 0..T-1 for an
         array), so that other scores are compared on the same topics.
@@ -101,9 +100,8 @@ class DiscriminativePowerResult:
     B: int
     alpha: float
     systems: tuple
-    n_topics: int
+    topics: tuple
     asl_sorted: np.ndarray
-    topics: tuple = ()
     pair_diffs: np.ndarray | None = None
     range_distribution: np.ndarray | None = None
     bootstrap_indices: np.ndarray | None = None
@@ -112,6 +110,11 @@ class DiscriminativePowerResult:
     def to_frame(self) -> pd.DataFrame:
         """One row per pair of systems (a copy of :attr:`pairs`)."""
         return self.pairs.copy()
+
+    @property
+    def n_topics(self) -> int:
+        """Number of topics, T."""
+        return len(self.topics)
 
     @property
     def n_pairs(self) -> int:
@@ -281,7 +284,6 @@ def discriminative_power(
         B=B,
         alpha=alpha,
         systems=names,
-        n_topics=n,
         topics=labels,
         asl_sorted=_readonly(np.sort(asl)),
         pair_diffs=None if pair_diffs is None else _readonly(pair_diffs.copy()),

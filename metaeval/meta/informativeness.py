@@ -298,7 +298,7 @@ def informativeness_tensor(
     # constraints and the rows
     retrieved = _retrieved(grades, G)
     ret_at = _rev_cumsum(retrieved, axis=1)  # ret_at[:, j] = #grade >= j retrieved
-    eligible = _eligible(select, grades, R_at[t_all], min_relevant, G, retrieved=retrieved)
+    eligible = _eligible(select, retrieved, R_at[t_all], min_relevant)
     lengths = tensor.lengths[s_all, t_all].astype(int)
     runs = np.asarray(tensor.runs, dtype=object)[s_all]
     topics = np.asarray(tensor.topics, dtype=object)[t_all]
@@ -369,24 +369,22 @@ def _retrieved(grades, G) -> np.ndarray:
     return np.bincount(flat, minlength=n * (G + 1)).reshape(n, G + 1)
 
 
-def _eligible(select, grades, R_at, min_relevant, G, *, retrieved=None) -> np.ndarray:
+def _eligible(select, retrieved, R_at, min_relevant) -> np.ndarray:
     """(lists, G) bool: the list is scored at threshold j = 1..G.
 
-    ``grades`` (lists, D) are the grades of each list, ``R_at`` (lists, G+1) its topic's
-    judged documents of grade >= j, and ``retrieved`` ``_retrieved(grades, G)`` when the
-    caller has counted it already.
+    ``retrieved`` (lists, G+1) counts each list's documents of grade j (:func:`_retrieved`),
+    ``R_at`` (lists, G+1) its topic's judged documents of grade >= j.
     """
+    G = retrieved.shape[1] - 1
     if select == "topics":
         ok = (R_at[:, 1:] >= min_relevant).all(axis=1)
-        return np.repeat(ok[:, None], G, axis=1)
-    if retrieved is None:
-        retrieved = _retrieved(grades, G)
-    if select == "each_grade":
+    elif select == "each_grade":
         # retrieved at least min_relevant documents of grade exactly g, for every g = 1..G
         ok = (retrieved[:, 1:] >= min_relevant).all(axis=1)
-        return np.repeat(ok[:, None], G, axis=1)
-    # retrieved at least min_relevant documents of grade >= j
-    return _rev_cumsum(retrieved, axis=1)[:, 1:] >= min_relevant
+    else:
+        # retrieved at least min_relevant documents of grade >= j
+        return _rev_cumsum(retrieved, axis=1)[:, 1:] >= min_relevant
+    return np.repeat(ok[:, None], G, axis=1)
 
 
 @dataclass(frozen=True)

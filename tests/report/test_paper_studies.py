@@ -72,7 +72,7 @@ def test_audit_on_another_trec_collection_with_only_the_paths_edited(
 
 
 def test_each_grade_selects_the_lists_with_enough_documents_of_every_grade():
-    from metaeval.meta.informativeness import _eligible
+    from metaeval.meta.informativeness import _eligible, _retrieved
 
     grades = np.array(
         [
@@ -82,9 +82,10 @@ def test_each_grade_selects_the_lists_with_enough_documents_of_every_grade():
         ]
     )
     R_at = np.zeros((3, 3))
-    chosen = _eligible("each_grade", grades, R_at, 5, 2)
+    retrieved = _retrieved(grades, 2)
+    chosen = _eligible("each_grade", retrieved, R_at, 5)
     assert chosen.tolist() == [[True, True], [False, False], [False, False]]
-    per_threshold = _eligible("lists", grades, R_at, 5, 2)
+    per_threshold = _eligible("lists", retrieved, R_at, 5)
     assert per_threshold.tolist() == [[True, True], [True, True], [True, True]]
 
 
