@@ -616,8 +616,8 @@ def example_pr_curves(
     -------
     DataFrame
         ``curve`` ("inferred from M = v", then "actual", or "actual (grade >= j)" when the
-        curves are drawn at several thresholds), ``recall``, ``precision``, ``run``,
-        ``topic``, ``threshold``.
+        curves are drawn at several thresholds), ``actual`` (whether it is the list's own
+        curve), ``recall``, ``precision``, ``run``, ``topic``, ``threshold``.
     """
     from metaeval.engine import EvalTensor
     from metaeval.evaluation import as_qrels, as_runset
@@ -672,7 +672,9 @@ def example_pr_curves(
         prec, rec = inferred_pr_curve(p, R)
         label = f"inferred from {name} = {value:.3f}"
         frames.append(
-            pd.DataFrame({"curve": label, "recall": rec, "precision": prec, "threshold": th})
+            pd.DataFrame(
+                {"curve": label, "actual": False, "recall": rec, "precision": prec, "threshold": th}
+            )
         )
         drawn[th] = R
     if not drawn and tensor.n_relevant(rel)[t_i] > 0:
@@ -681,9 +683,11 @@ def example_pr_curves(
         prec, rec = actual_pr_curve((grades >= th).astype(float), R)
         label = "actual" if len(drawn) == 1 else f"actual (grade >= {th})"
         frames.append(
-            pd.DataFrame({"curve": label, "recall": rec, "precision": prec, "threshold": th})
+            pd.DataFrame(
+                {"curve": label, "actual": True, "recall": rec, "precision": prec, "threshold": th}
+            )
         )
-    columns = ["curve", "recall", "precision", "run", "topic", "threshold"]
+    columns = ["curve", "actual", "recall", "precision", "run", "topic", "threshold"]
     if not frames:
         return pd.DataFrame(columns=columns)
     return pd.concat(frames, ignore_index=True).assign(run=run, topic=topic)[columns]

@@ -214,8 +214,6 @@ def _read(directory: Path) -> dict:
         for name in _TABLES
         if (directory / "results" / name).is_dir()
     }
-    # which units are saved (build counts the planned ones among them)
-    tables[UNITS] = read_table(directory, UNITS, columns=["unit"])
     planned = (
         pd.read_parquet(directory / "plan.parquet")
         if (directory / "plan.parquet").is_file()
@@ -227,6 +225,8 @@ def _read(directory: Path) -> dict:
         "spec": spec,
         "tables": tables,
         "planned": planned,
+        # which units are saved (build counts the planned ones among them)
+        "saved": set(read_table(directory, UNITS, columns=["unit"])["unit"]),
         "claims": claims,
         "directory": directory,
     }
@@ -242,7 +242,6 @@ def build(directory: str | Path) -> tuple[str, list[doc.Block], dict]:
     data = _read(directory)
     manifest, spec = data["manifest"], data["spec"]
     rep = _Report(data)
-    units = data["tables"].get("units", pd.DataFrame(columns=["unit"]))
     name = manifest.get("study", directory.name)
     title = f"Study {name}"
     blocks: list[doc.Block] = []
@@ -250,7 +249,7 @@ def build(directory: str | Path) -> tuple[str, list[doc.Block], dict]:
     if description:
         blocks.append(doc.text(" ".join(description.split())))
     planned_units = set(data["planned"]["unit"]) if "unit" in data["planned"] else set()
-    saved = set(units["unit"]) if "unit" in units else set()
+    saved = data["saved"]
     done = len(saved & planned_units) if planned_units else len(saved)
     planned = len(planned_units)
     failures = (

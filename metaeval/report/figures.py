@@ -493,15 +493,18 @@ def informativeness_bars(summary: pd.DataFrame) -> object:
 
 def pr_curves(curves: pd.DataFrame) -> object:
     """Precision-recall curves of one list: the actual one (black) and those inferred by max
-    entropy from each measure's value. ``curves`` has ``curve``, ``recall``, ``precision``
-    (and ``run``, ``topic``, ``threshold`` for the title)."""
+    entropy from each measure's value. ``curves`` has ``curve``, ``recall``, ``precision``,
+    ``actual`` (true for the list's own curves; without the column, the curve named "actual")
+    and, for the title, ``run``, ``topic``, ``threshold``."""
     fig, axes = _figure(1, width=5.2, height=4.2)
     ax = axes[0]
     styles = iter(["-", "--", ":", "-."])
+    if "actual" not in curves:
+        curves = curves.assign(actual=curves["curve"] == "actual")
     for name, d in curves.groupby("curve", sort=False):
         # one actual curve per relevance threshold ("actual (grade >= 2)") when the measures
         # use several: all black, told apart by their line style
-        actual = str(name).startswith("actual")
+        actual = bool(d["actual"].iloc[0])
         ax.plot(
             d["recall"],
             d["precision"],

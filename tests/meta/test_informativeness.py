@@ -489,8 +489,20 @@ def test_example_pr_curves_are_the_rows_of_the_result(count, depth):
     measures = ["AP", "AP(rel=2)", "P@5", "Rprec", "GAP"]
     res = informativeness(runs, qrels, measures, min_relevant=1, count=count, depth=depth)
     curves = example_pr_curves(res, runs, qrels, rel=1, run="r", topic="t2")
-    assert list(curves.columns) == ["curve", "recall", "precision", "run", "topic", "threshold"]
+    assert list(curves.columns) == [
+        "curve",
+        "actual",
+        "recall",
+        "precision",
+        "run",
+        "topic",
+        "threshold",
+    ]
     assert (curves["run"] == "r").all() and (curves["topic"] == "t2").all()
+    assert set(curves.loc[curves["actual"], "curve"]) == {
+        "actual (grade >= 1)",
+        "actual (grade >= 2)",
+    }
     R = {j: sum(g >= j for g in t2.values()) for j in (1, 2)}  # judged, whatever retrieved
     assert R == {1: 7, 2: 2}
     rel = {j: (grades >= j).astype(float) for j in (1, 2)}

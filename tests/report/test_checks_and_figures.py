@@ -358,6 +358,7 @@ def test_pr_curves_at_several_thresholds_draw_every_actual_curve_in_black():
     curves = pd.DataFrame(
         {
             "curve": ["actual (grade >= 1)"] * 2 + ["actual (grade >= 2)"] * 2 + ["AP"] * 2,
+            "actual": [True] * 4 + [False] * 2,
             "recall": [0.5, 1.0] * 3,
             "precision": [1.0, 0.5, 0.5, 0.25, 0.9, 0.6],
             "run": "r",
