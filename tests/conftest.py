@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -22,6 +25,34 @@ def need_data(*parts: str) -> Path:
             "repository; absent on a user's machine)"
         )
     return path
+
+
+class CliResult(NamedTuple):
+    """What ``metaeval ARGV`` did: unpacks as ``code, out, err``."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """``cli(argv)``: run ``metaeval ARGV`` as the console script runs it (through
+    :func:`metaeval.cli.run`, whose error handling every command relies on) and return its
+    exit status, standard output and standard error."""
+    from metaeval.cli import run
+
+    def call(argv, capsys=None) -> CliResult:  # capsys: accepted, not needed
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = run([str(a) for a in argv])
+        return CliResult(code, out.getvalue(), err.getvalue())
+
+    return call
 
 
 @pytest.fixture(scope="session")

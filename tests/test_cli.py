@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 
 import metaeval
-from metaeval.cli import run
 
 RUN = "q1 Q0 d1 1 3.0 sysA\nq1 Q0 d2 2 2.0 sysA\nq2 Q0 d9 1 1.0 sysA\n"
 QRELS = "q1 0 d1 0\nq1 0 d2 1\nq2 0 d9 2\n"
@@ -28,14 +27,7 @@ def files(tmp_path):
     return str(tmp_path / "qrels"), str(tmp_path / "run")
 
 
-def cli(argv, capsys):
-    """Exit status, stdout and stderr of ``metaeval ARGV``."""
-    code = run([str(a) for a in argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def test_evaluate_tsv_per_topic_matches_library(files, capsys):
+def test_evaluate_tsv_per_topic_matches_library(cli, files, capsys):
     qrels, run = files
     code, out, err = cli(
         ["evaluate", qrels, run, "-m", "AP", "-m", "P(rel=2)@1", "--per-topic", "--format", "tsv"],
@@ -52,7 +44,7 @@ def test_evaluate_tsv_per_topic_matches_library(files, capsys):
     assert got.set_index(["topic", "measure"]).loc[("q1", "AP"), "value"] == pytest.approx(0.5)
 
 
-def test_evaluate_table_json_and_aggregates(files, capsys):
+def test_evaluate_table_json_and_aggregates(cli, files, capsys):
     qrels, run = files
     code, table, _ = cli(["evaluate", qrels, run, "-m", "AP", "-m", "nDCG"], capsys)
     assert code == 0 and "sysA" in table and "0.7500" in table
@@ -63,7 +55,7 @@ def test_evaluate_table_json_and_aggregates(files, capsys):
     assert records == [{"run": "sysA", "measure": "AP", "value": pytest.approx(0.5**0.5)}]
 
 
-def test_evaluate_condensed_and_depth(files, capsys):
+def test_evaluate_condensed_and_depth(cli, files, capsys):
     qrels, run = files
     _, out, _ = cli(
         ["evaluate", qrels, run, "-m", "P@1", "--depth", "1", "--format", "json", "--per-topic"],
@@ -82,14 +74,14 @@ def test_evaluate_condensed_and_depth(files, capsys):
         (["--agg", "harmonic"], "aggregate"),
     ],
 )
-def test_evaluate_bad_options_fail_cleanly(files, args, message, capsys):
+def test_evaluate_bad_options_fail_cleanly(cli, files, args, message, capsys):
     qrels, run = files
     code, _, err = cli(["evaluate", qrels, run, *args], capsys)
     assert code == 2
     assert message in err and "Traceback" not in err
 
 
-def test_evaluate_malformed_file_names_file_and_line(files, tmp_path, capsys):
+def test_evaluate_malformed_file_names_file_and_line(cli, files, tmp_path, capsys):
     qrels, _ = files
     bad = tmp_path / "bad.run"
     bad.write_text("q1 Q0 d1 1 3.0 s\nq1 Q0 d2 2 oops s\n")
@@ -100,7 +92,7 @@ def test_evaluate_malformed_file_names_file_and_line(files, tmp_path, capsys):
     assert code == 2 and "looks like a run file" in err
 
 
-def test_measures_lists_every_registered_measure(capsys):
+def test_measures_lists_every_registered_measure(cli, capsys):
     code, out, _ = cli(["measures", "--format", "json"], capsys)
     assert code == 0
     names = {d["name"] for d in json.loads(out)}
@@ -123,7 +115,7 @@ def test_measures_lists_every_registered_measure(capsys):
     assert "formula" in text and "reference" in text
 
 
-def test_evaluate_the_bundled_example_collection(capsys):
+def test_evaluate_the_bundled_example_collection(cli, capsys):
     folder = Path(metaeval.__file__).parent / "datasets" / "tiny"
     runs = sorted(str(p) for p in folder.glob("*.run"))
     code, out, err = cli(["evaluate", folder / "tiny.qrels", *runs], capsys)

@@ -111,20 +111,17 @@ def informativeness(
         writable(plot, "--plot", folder=True)
     # read once: a pipe (/dev/stdin, <(zcat run.gz)) cannot be read again for the figures
     runset, judged = read_runs(runs), read_qrels(qrels)
-    try:
-        result = run_informativeness(
-            runset,
-            judged,
-            measure,
-            rel=rel,
-            min_relevant=min_relevant,
-            error=error.value,
-            count=count.value,
-            topics=topics,
-            run_names=run_names,
-        )
-    except (ValueError, TypeError) as err:
-        fail(err)
+    result = run_informativeness(
+        runset,
+        judged,
+        measure,
+        rel=rel,
+        min_relevant=min_relevant,
+        error=error.value,
+        count=count.value,
+        topics=topics,
+        run_names=run_names,
+    )
     if result.lists.empty:
         fail(
             f"no list retrieved {min_relevant} documents at every relevance threshold; "

@@ -267,11 +267,7 @@ def degrade(
         result = chosen[0]
     else:
         result = results[0]
-    try:
-        degraded = result.to_qrels()
-    except ValueError as err:
-        fail(str(err))
-    write_qrels(degraded, out)
+    write_qrels(result.to_qrels(), out)
     typer.echo(
         f"{method} level {result.level}: {result.n_judged} of "
         f"{int((judgments.grades >= 0).sum())} judgments kept -> {out}"

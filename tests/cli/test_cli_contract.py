@@ -28,18 +28,12 @@ def files(tmp_path):
     return str(tmp_path / "qrels"), str(tmp_path / "a.run"), str(tmp_path / "b.run")
 
 
-def cli(argv, capsys):
-    code = run([str(a) for a in argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def one_line_error(err: str) -> bool:
     lines = [x for x in err.splitlines() if x.strip()]
     return len([x for x in lines if x.startswith("error:")]) == 1 and "Traceback" not in err
 
 
-def test_seed_printed_when_omitted_and_repeatable(files, capsys):
+def test_seed_printed_when_omitted_and_repeatable(cli, files, capsys):
     qrels, a, b = files
     code, out, err = cli(
         ["discriminate", qrels, a, b, "-m", "AP", "-B", "200", "--format", "json"], capsys
@@ -53,13 +47,13 @@ def test_seed_printed_when_omitted_and_repeatable(files, capsys):
     assert again[1] == out and "seed:" not in again[2]
 
 
-def test_negative_seed_names_the_option(files, capsys):
+def test_negative_seed_names_the_option(cli, files, capsys):
     qrels, a, b = files
     code, out, err = cli(["discriminate", qrels, a, b, "--seed", "-1"], capsys)
     assert code == 2 and "--seed" in err and "Traceback" not in err
 
 
-def test_an_option_given_twice_is_an_error(files, capsys, tmp_path):
+def test_an_option_given_twice_is_an_error(cli, files, capsys, tmp_path):
     qrels, a, b = files
     code, _, err = cli(
         ["degrade", qrels, "--rate", "10", "--rate", "30", "--out", tmp_path / "x"], capsys
@@ -71,7 +65,7 @@ def test_an_option_given_twice_is_an_error(files, capsys, tmp_path):
     assert code == 0 and "P@1" in out and "AP" in out  # a repeatable option takes every value
 
 
-def test_unwritable_outputs_are_one_line_errors(files, capsys, tmp_path):
+def test_unwritable_outputs_are_one_line_errors(cli, files, capsys, tmp_path):
     qrels, a, b = files
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -105,7 +99,7 @@ class Shapeless(Measure):
 """
 
 
-def test_errors_inside_a_plugin_are_one_line(files, capsys, tmp_path, registry):
+def test_errors_inside_a_plugin_are_one_line(cli, files, capsys, tmp_path, registry):
     qrels, a, b = files
     plugin = tmp_path / "plugin.py"
     plugin.write_text(PLUGIN)
@@ -115,7 +109,7 @@ def test_errors_inside_a_plugin_are_one_line(files, capsys, tmp_path, registry):
     assert code == 2 and one_line_error(err) and "shape" in err
 
 
-def test_relevance_level_above_the_highest_grade(files, capsys):
+def test_relevance_level_above_the_highest_grade(cli, files, capsys):
     qrels, a, b = files
     code, _, err = cli(["informativeness", qrels, a, b, "--rel", "5"], capsys)
     assert code == 2 and one_line_error(err) and "above the highest grade" in err
@@ -123,13 +117,13 @@ def test_relevance_level_above_the_highest_grade(files, capsys):
     assert code == 0 and "warning: AP(rel=5): rel=5 is above the highest grade" in err
 
 
-def test_small_B_warns_as_one_line(files, capsys):
+def test_small_B_warns_as_one_line(cli, files, capsys):
     qrels, a, b = files
     code, _, err = cli(["discriminate", qrels, a, b, "-B", "10", "--seed", "1"], capsys)
     assert code == 0 and "warning: B=10 resamples cannot give" in err and "sys:1" not in err
 
 
-def test_file_passed_twice_and_directories(files, capsys, tmp_path):
+def test_file_passed_twice_and_directories(cli, files, capsys, tmp_path):
     qrels, a, b = files
     code, _, err = cli(["evaluate", qrels, a, a], capsys)
     assert code == 2 and "is given twice" in err and one_line_error(err)
@@ -137,7 +131,7 @@ def test_file_passed_twice_and_directories(files, capsys, tmp_path):
     assert code == 2 and "directory" in err
 
 
-def test_topic_and_run_selections(files, capsys):
+def test_topic_and_run_selections(cli, files, capsys):
     qrels, a, b = files
     code, out, err = cli(
         [
@@ -205,7 +199,7 @@ def test_unexpected_errors_say_how_to_see_the_traceback(files, tmp_path, registr
     assert out.returncode == 2 and "boom" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_metaeval_debug_shows_the_traceback(files, capsys, monkeypatch):
+def test_metaeval_debug_shows_the_traceback(cli, files, capsys, monkeypatch):
     """An unexpected error is one line saying how to see the traceback; with METAEVAL_DEBUG
     set, an error is raised as it is, so that the interpreter prints its traceback."""
     import metaeval.evaluation

@@ -170,11 +170,7 @@ def test_input_validation():
         informativeness_tensor(tensor, ["AP'"])
 
 
-def test_cli_prints_the_summary(tmp_path):
-    from typer.testing import CliRunner
-
-    from metaeval.cli import app
-
+def test_cli_prints_the_summary(cli, tmp_path):
     qrels, runs = world()
     qfile = tmp_path / "qrels.txt"
     qfile.write_text(
@@ -191,8 +187,7 @@ def test_cli_prints_the_summary(tmp_path):
             )
         )
         rfiles.append(str(f))
-    out = CliRunner().invoke(
-        app,
+    out = cli(
         [
             "informativeness",
             str(qfile),
@@ -211,7 +206,7 @@ def test_cli_prints_the_summary(tmp_path):
     assert "AP" in out.output and "GAP" in out.output and "rms" in out.output
     assert (tmp_path / "fig" / "rms_by_measure.png").exists()
     assert (tmp_path / "fig" / "pr_curves.png").exists()
-    bad = CliRunner().invoke(app, ["informativeness", str(qfile), *rfiles, "-m", "bpref"])
+    bad = cli(["informativeness", str(qfile), *rfiles, "-m", "bpref"])
     assert bad.exit_code == 2
 
 
@@ -420,11 +415,7 @@ def test_topic_and_run_selection():
         informativeness(runs, qrels, ["AP"], run_names=["best"])
 
 
-def test_cli_relevance_level_above_the_top_grade_is_one_line(tmp_path):
-    from typer.testing import CliRunner
-
-    from metaeval.cli import app
-
+def test_cli_relevance_level_above_the_top_grade_is_one_line(cli, tmp_path):
     qrels, runs = world(n_topics=2)
     qfile = tmp_path / "qrels.txt"
     qfile.write_text(
@@ -439,7 +430,7 @@ def test_cli_relevance_level_above_the_top_grade_is_one_line(tmp_path):
         )
     )
     for args, name in ((["--rel", "5"], "rel=5"), (["-m", "AP(rel=5)"], "AP(rel=5): rel=5")):
-        out = CliRunner().invoke(app, ["informativeness", str(qfile), str(rfile), *args])
+        out = cli(["informativeness", str(qfile), str(rfile), *args])
         assert out.exit_code == 2, out.output
         assert out.output == f"error: {name} is above the highest grade in the qrels (3)\n"
 

@@ -1,16 +1,13 @@
-"""``metaeval simulate`` and ``metaeval degrade`` through typer's CliRunner."""
+"""``metaeval simulate`` and ``metaeval degrade``, run as the console script runs them."""
 
 import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import metaeval
-from metaeval.cli import app
 from simulators import StratifiedSampling, UniformSampling, make_world
 
-runner = CliRunner()
 SMALL = [
     "--param",
     "n_candidates=300",
@@ -23,9 +20,8 @@ SMALL = [
 ]
 
 
-def simulate(out, seed=7, *extra):
-    result = runner.invoke(
-        app,
+def simulate(cli, out, seed=7, *extra):
+    result = cli(
         [
             "simulate",
             "--preset",
@@ -54,10 +50,10 @@ def folder_bytes(folder):
     }
 
 
-def test_simulate_writes_world_and_is_seeded(tmp_path):
-    simulate(tmp_path / "a")
-    simulate(tmp_path / "b")
-    simulate(tmp_path / "c", 8)
+def test_simulate_writes_world_and_is_seeded(cli, tmp_path):
+    simulate(cli, tmp_path / "a")
+    simulate(cli, tmp_path / "b")
+    simulate(cli, tmp_path / "c", 8)
     a, b, c = (folder_bytes(tmp_path / x) for x in "abc")
     assert set(a) == {
         "truth.qrels",
@@ -91,30 +87,32 @@ def test_simulate_writes_world_and_is_seeded(tmp_path):
     assert run.to_df().equals(w.runs["sys002"].to_df())
 
 
-def test_simulate_bad_input(tmp_path):
-    r = runner.invoke(app, ["simulate", "--preset", "nope", "--out", str(tmp_path / "x")])
+def test_simulate_bad_input(cli, tmp_path):
+    r = cli(["simulate", "--preset", "nope", "--out", str(tmp_path / "x")])
     assert r.exit_code == 2 and "--preset must be one of" in r.output
-    r = runner.invoke(app, ["simulate", "--out", str(tmp_path / "x"), "--param", "bogus=1"])
+    r = cli(["simulate", "--out", str(tmp_path / "x"), "--param", "bogus=1"])
     assert r.exit_code == 2 and "unknown world parameter" in r.output
-    r = runner.invoke(app, ["simulate", "--out", str(tmp_path / "x"), "--param", "depth"])
+    r = cli(["simulate", "--out", str(tmp_path / "x"), "--param", "depth"])
     assert r.exit_code == 2 and "NAME=VALUE" in r.output
 
 
 @pytest.fixture(scope="module")
-def world_dir(tmp_path_factory):
+def world_dir(cli, tmp_path_factory):
     out = tmp_path_factory.mktemp("world")
-    simulate(out)
+    simulate(cli, out)
     return out
 
 
-def degrade(world_dir, tmp_path, *args):
+def degrade(cli, world_dir, tmp_path, *args):
     out = tmp_path / "d.qrels"
-    r = runner.invoke(app, ["degrade", str(world_dir / "qrels.txt"), *args, "--out", str(out)])
+    r = cli(["degrade", str(world_dir / "qrels.txt"), *args, "--out", str(out)])
     return r, out
 
 
-def test_degrade_stratified_matches_library(world_dir, tmp_path):
-    r, out = degrade(world_dir, tmp_path, "--method", "stratified", "--rate", "10", "--seed", "7")
+def test_degrade_stratified_matches_library(cli, world_dir, tmp_path):
+    r, out = degrade(
+        cli, world_dir, tmp_path, "--method", "stratified", "--rate", "10", "--seed", "7"
+    )
     assert r.exit_code == 0, r.output
     q = metaeval.read_qrels(world_dir / "qrels.txt")
     j = StratifiedSampling(rates=[10]).generate(q, rng=np.random.default_rng(7))[0]
@@ -122,13 +120,13 @@ def test_degrade_stratified_matches_library(world_dir, tmp_path):
     assert "stratified level 10:" in r.output
     (tmp_path / "again").mkdir()
     r2, out2 = degrade(
-        world_dir, tmp_path / "again", "--method", "stratified", "--rate", "10", "--seed", "7"
+        cli, world_dir, tmp_path / "again", "--method", "stratified", "--rate", "10", "--seed", "7"
     )
     assert out2.read_bytes() == out.read_bytes()
 
 
-def test_degrade_uniform_writes_unjudged(world_dir, tmp_path):
-    r, out = degrade(world_dir, tmp_path, "--method", "uniform", "--rate", "30", "--seed", "1")
+def test_degrade_uniform_writes_unjudged(cli, world_dir, tmp_path):
+    r, out = degrade(cli, world_dir, tmp_path, "--method", "uniform", "--rate", "30", "--seed", "1")
     assert r.exit_code == 0, r.output
     q = metaeval.read_qrels(world_dir / "qrels.txt")
     d = metaeval.read_qrels(out)
@@ -136,16 +134,17 @@ def test_degrade_uniform_writes_unjudged(world_dir, tmp_path):
     assert d == j.to_qrels() and len(d) == len(q) and (d.grades == -1).sum() > 0
 
 
-def test_degrade_pooling_methods_need_runs(world_dir, tmp_path):
+def test_degrade_pooling_methods_need_runs(cli, world_dir, tmp_path):
     runs = sorted((world_dir / "runs").glob("*.run"))
-    r, _ = degrade(world_dir, tmp_path, "--method", "pool_depth", "--depth", "5")
+    r, _ = degrade(cli, world_dir, tmp_path, "--method", "pool_depth", "--depth", "5")
     assert r.exit_code == 2 and "--runs" in r.output
     args = [a for p in runs for a in ("--runs", str(p))]
-    r, out = degrade(world_dir, tmp_path, "--method", "pool_depth", "--depth", "5", *args)
+    r, out = degrade(cli, world_dir, tmp_path, "--method", "pool_depth", "--depth", "5", *args)
     assert r.exit_code == 0, r.output
     q = metaeval.read_qrels(world_dir / "qrels.txt")
     assert 0 < len(metaeval.read_qrels(out)) < len(q)
     r, out = degrade(
+        cli,
         world_dir,
         tmp_path,
         "--method",
@@ -159,6 +158,7 @@ def test_degrade_pooling_methods_need_runs(world_dir, tmp_path):
     assert r.exit_code == 0, r.output
     assert len(metaeval.read_qrels(out)) < len(q)
     r, _ = degrade(
+        cli,
         world_dir,
         tmp_path,
         "--method",
@@ -174,6 +174,7 @@ def test_degrade_pooling_methods_need_runs(world_dir, tmp_path):
     one = tmp_path / "one.txt"
     one.write_text("".join(f"sys00{i} all\n" for i in range(1, 5)))
     r, _ = degrade(
+        cli,
         world_dir,
         tmp_path,
         "--method",
@@ -186,6 +187,7 @@ def test_degrade_pooling_methods_need_runs(world_dir, tmp_path):
     )
     assert r.exit_code == 2 and "removes every judgment" in r.output
     r, out = degrade(
+        cli,
         world_dir,
         tmp_path,
         "--method",
@@ -199,13 +201,13 @@ def test_degrade_pooling_methods_need_runs(world_dir, tmp_path):
     assert r.exit_code == 0, r.output
 
 
-def test_degrade_bad_method_and_missing_rate(world_dir, tmp_path):
-    r, _ = degrade(world_dir, tmp_path, "--method", "nope")
+def test_degrade_bad_method_and_missing_rate(cli, world_dir, tmp_path):
+    r, _ = degrade(cli, world_dir, tmp_path, "--method", "nope")
     assert r.exit_code == 2 and "--method must be one of" in r.output
-    r, _ = degrade(world_dir, tmp_path, "--method", "stratified")
+    r, _ = degrade(cli, world_dir, tmp_path, "--method", "stratified")
     assert r.exit_code == 2 and "--rate is required" in r.output
-    r, _ = degrade(world_dir, tmp_path, "--method", "stratified", "--rate", "0")
+    r, _ = degrade(cli, world_dir, tmp_path, "--method", "stratified", "--rate", "0")
     assert r.exit_code == 2 and "rates" in r.output
-    r, out = degrade(world_dir, tmp_path, "--method", "assessor_noise", "--rate", "0.2")
+    r, out = degrade(cli, world_dir, tmp_path, "--method", "assessor_noise", "--rate", "0.2")
     assert r.exit_code == 0, r.output
     assert len(metaeval.read_qrels(out)) == len(metaeval.read_qrels(world_dir / "qrels.txt"))
