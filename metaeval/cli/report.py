@@ -163,11 +163,9 @@ def card(
     text = card_study(measure, baselines, world, [str(p) for p in plugin or []])
     spec = load_spec("card.toml", text=text)  # checked before anything is written
     out = writable(out or Path(spec.name), "--out", folder=True)
-    # the card's study file stays beside its results: the manifest and the report name it,
-    # and running it again resumes the card
-    path = out / "card.toml"
-    path.write_text(text, encoding="utf-8")
-    run_checked(dataclasses.replace(spec, path=path), out, jobs=jobs, quiet=quiet)
+    # the card's study file is the copy every output folder keeps (study.toml): the manifest
+    # and the report name it, and running it again resumes the card
+    run_checked(dataclasses.replace(spec, path=out / "study.toml"), out, jobs=jobs, quiet=quiet)
     written = write_report(out)
     card_files = write_card(out, spec.labels[0])
     table = card_files["table"].copy()
