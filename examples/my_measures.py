@@ -15,8 +15,9 @@ or from Python::
 
 To see how it compares with the usual measures on every criterion (robustness to sampled
 judgments and shallow pools, discriminative power, topic-subset stability, informativeness when
-the measure has a maximum-entropy expectation, agreement with each baseline), ask for its report
-card: one command, a one-page report ranking it among the baselines::
+the measure has a maximum-entropy expectation, the reliability of its ranking, agreement with
+each baseline), ask for its report card: one command, a one-page report ranking it among the
+baselines, every value with its interval::
 
     metaeval card -m RprecHalf --plugin examples/my_measures.py \
         --against "AP,nDCG@10,P@10,Bpref,RBP(p=0.8)"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import pandas as pd
 
 
@@ -19,11 +18,11 @@ def interval_summary(
     grouped = frame.groupby(keys, sort=False, dropna=False)[value]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        out = grouped.agg(
-            mean="mean",
-            p025=lambda v: np.nanpercentile(v, 2.5),
-            p975=lambda v: np.nanpercentile(v, 97.5),
-        )
+        # groupwise quantiles (linear interpolation, NaN left out, as numpy's percentile):
+        # vectorised, where a Python function per group was the cost of a summary
+        out = grouped.mean().to_frame("mean")
+        out["p025"] = grouped.quantile(0.025)
+        out["p975"] = grouped.quantile(0.975)
     out[count] = grouped.count()
     return out.reset_index()
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from metaeval.cli import criteria, discriminate, evaluate, informativeness, report, simulate, study
+from metaeval.cli import (
+    criteria,
+    discriminate,
+    evaluate,
+    informativeness,
+    report,
+    simulate,
+    stats,
+    study,
+)
 
 app = typer.Typer(
     name="metaeval",
@@ -24,6 +33,9 @@ app.command("informativeness")(informativeness.informativeness)
 app.command("robustness")(criteria.robustness)
 app.command("stability")(criteria.stability)
 app.command("correlate")(criteria.correlate)
+app.command("anova")(stats.anova)
+app.command("topics-needed")(stats.topics_needed)
+app.command("reliability")(stats.reliability)
 app.command("simulate")(simulate.simulate)
 app.command("degrade")(simulate.degrade)
 app.add_typer(study.app, name="study")

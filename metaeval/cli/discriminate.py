@@ -34,6 +34,8 @@ class Method(str, Enum):
 
 class Test(str, Enum):
     t = "t"
+    wilcoxon = "wilcoxon"
+    sign = "sign"
     randomization = "randomization"
     bootstrap = "bootstrap"
 
@@ -41,6 +43,7 @@ class Test(str, Enum):
 class Correction(str, Enum):
     holm = "holm"
     bh = "bh"
+    westfall_young = "westfall-young"
     none = "none"
 
 
@@ -163,16 +166,21 @@ def compare(
     runs: RunsArg,
     measure: MeasuresOption = ["AP"],
     test: Annotated[
-        Test,
+        list[Test],
         typer.Option(
             "--test",
-            help="Paired t-test, Fisher randomisation "
-            "(exact when 2^topics <= B) or Sakai's bootstrap.",
+            help="Paired t-test, Wilcoxon signed-rank, sign test, Fisher randomisation (exact "
+            "when 2^topics <= B) or Sakai's bootstrap (repeatable: --test t --test wilcoxon).",
         ),
-    ] = Test.t,
+    ] = [Test.t],
     correction: Annotated[
         Correction,
-        typer.Option("--correction", help="Multiple-comparison correction over the pairs."),
+        typer.Option(
+            "--correction",
+            help="Multiple-comparison correction over the family of pairs, per test: Holm, "
+            "Benjamini-Hochberg, Westfall-Young step-down max-T (randomisation test only) or "
+            "none.",
+        ),
     ] = Correction.holm,
     alpha: AlphaOpt = 0.05,
     B: Annotated[
@@ -181,37 +189,137 @@ def compare(
     ] = 10000,
     seed: SeedOption = None,
     baseline: Annotated[
-        str | None, typer.Option("--baseline", help="Compare every run with this run only.")
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="The family: every run against this run (diff = run - baseline). Default: "
+            "every pair of runs.",
+        ),
     ] = None,
     topics: TopicsOption = None,
     run_names: RunNamesOption = None,
     fmt: FormatOption = Format.table,
     plugin: PluginOption = None,
 ) -> None:
-    """Pairwise significance tests between runs, with corrected p-values and effect sizes."""
-    from metaeval.meta.significance import compare as run_compare
+    """Pairwise tests between runs: differences with intervals, effect sizes and p-values.
+
+    For every pair of the family (every pair of runs, or every run against --baseline) and
+    every --test: the estimate (mean difference; Wilcoxon: Hodges-Lehmann pseudo-median; sign:
+    median difference), its 100(1 - alpha)% interval by the test's own method, the p-value
+    and the p-value corrected over the family, and two effect sizes: d_z (mean difference
+    over the standard deviation of the per-topic differences) and the mean difference over
+    sqrt(V_E), the residual variance of the two-way ANOVA of all the runs.
+    """
+    from metaeval._warnings import warn
+    from metaeval.stats import anova_residual_variance, paired_comparisons, westfall_young
 
     load_plugins(plugin)
     check_alpha(alpha)
+    tests = list(dict.fromkeys(t.value for t in test))  # a test given twice is run once
+    westfall = correction is Correction.westfall_young
+    if westfall and tests != ["randomization"]:
+        fail(
+            "--correction westfall-young adjusts the randomisation test's p-values on its own "
+            "sign flips: use it with --test randomization alone"
+        )
     frame = _per_topic_scores(qrels, runs, measure, topics, run_names)
     names = list(dict.fromkeys(frame["run"]))
     if baseline is not None and baseline not in names:
         fail(f"--baseline {baseline!r} is not one of the runs: {', '.join(names)}")
-    rng = None if test is Test.t else resolve_seed(seed)
-    tables = []
+    family = "all_pairs" if baseline is None else "baseline"
+    resampled = westfall or bool({"randomization", "bootstrap"} & set(tests))
+    # One seed for every measure: each measure is tested on the same sign flips and samples.
+    rng = resolve_seed(seed) if resampled else None
+    # Holm and BH come with the tests; Westfall-Young replaces the p_adjusted column below.
+    library_correction = (
+        correction.value if correction in (Correction.holm, Correction.bh) else None
+    )
+    tables, notes = [], []
     for name, sub in frame.groupby("measure", sort=False):
+        scores = sub[["run", "topic", "value"]]
         try:
-            out = run_compare(
-                sub[["run", "topic", "value"]],
-                test=test.value,
-                correction=None if correction is Correction.none else correction.value,
+            ve = anova_residual_variance(scores)
+            if not ve > 0:
+                warn(
+                    f"{name}: the runs' scores fit a two-way ANOVA exactly (V_E = 0): the "
+                    "effect size over sqrt(V_E) is left empty"
+                )
+                ve = None
+            out = paired_comparisons(
+                scores,
+                family=family,
+                baseline=baseline,
+                tests=tests,
+                correction=library_correction,
                 alpha=alpha,
+                residual_variance=ve,
                 B=B,
                 rng=rng,
-                baseline=baseline,
             )
+            if westfall:
+                wy = westfall_young(
+                    scores, family=family, baseline=baseline, alpha=alpha, B=B, rng=rng
+                )
+                adjusted = dict(zip(zip(wy.system_a, wy.system_b), wy.p_adjusted))
+                out["p_adjusted"] = [adjusted[k] for k in zip(out["system_a"], out["system_b"])]
+                out["significant"] = out["p_adjusted"] < alpha
         except (ValueError, TypeError) as err:
             fail(f"{name}: {err}")
         out.insert(0, "measure", str(name))
+        out.insert(1, "family", family)
+        out.insert(2, "correction", correction.value)
         tables.append(out)
-    print_frame(pd.concat(tables, ignore_index=True), fmt)
+        notes.append(_compare_note(str(name), out, names, baseline, correction, alpha, ve))
+    if fmt is Format.table:
+        shown = ["system_a", "system_b", "test", "diff", "ci_low", "ci_high", "p_value"]
+        shown += ["p_adjusted", "significant", "effect_size", "effect_size_ve"]
+        if {"wilcoxon", "sign"} & set(tests):
+            # Their estimates are not the mean difference, and their intervals are order
+            # statistics, whose attained confidence can be well above the one asked for.
+            shown[4:4] = ["estimate"]
+            shown[7:7] = ["ci_level"]
+        for note, out in zip(notes, tables):
+            typer.echo(note)
+            view = out[shown].rename(columns={"effect_size": "d_z", "effect_size_ve": "d_VE"})
+            typer.echo(view.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+            typer.echo("")
+    else:
+        print_frame(pd.concat(tables, ignore_index=True), fmt)
+
+
+_ESTIMATES = {
+    "t": "mean, t interval",
+    "wilcoxon": "Hodges-Lehmann pseudo-median, Walsh-average interval",
+    "sign": "median, order-statistic interval",
+    "randomization": "mean, inverted-test interval",
+    "bootstrap": "mean, BCa interval",
+}
+_CORRECTIONS = {
+    "holm": "Holm",
+    "bh": "Benjamini-Hochberg",
+    "westfall-young": "Westfall-Young step-down max-T",
+}
+
+
+def _compare_note(name, out, names, baseline, correction, alpha, ve) -> str:
+    """The lines above a measure's table: the family, the correction, what each test estimates
+    and the effect sizes."""
+    n = out[["system_a", "system_b"]].drop_duplicates().shape[0]
+    pairs = f"{n} pair" if n == 1 else f"{n} pairs"
+    if baseline is None:
+        family = f"every pair of the {len(names)} runs ({pairs})"
+    else:
+        family = f"every run against the baseline {baseline} ({pairs})"
+    if correction is Correction.none:
+        adjusted = "not corrected"
+    else:
+        adjusted = f"{_CORRECTIONS[correction.value]} over the {pairs}, per test"
+    estimates = "; ".join(f"{t}: {_ESTIMATES[t]}" for t in dict.fromkeys(out["test"]))
+    v = "undefined (V_E = 0)" if ve is None else f"V_E = {ve:.4g}"
+    return (
+        f"{name}, family: {family}; diff = system_a - system_b\n"
+        f"  p_adjusted: {adjusted}; significant: p_adjusted < {alpha:g}\n"
+        f"  estimate and {100 * (1 - alpha):g}% interval: {estimates}\n"
+        f"  d_z = mean diff / sd of the per-topic differences; d_VE = mean diff / sqrt(V_E), "
+        f"{v} (two-way ANOVA of the {len(names)} runs)"
+    )

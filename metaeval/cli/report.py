@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 from typing import Annotated
 
@@ -62,6 +63,14 @@ def audit(
         bool, typer.Option(help="Exit with status 1 when a claim does not hold.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Discard the results saved in the output folder (made with another seed, "
+            "say) and run afresh; other files there are kept.",
+        ),
+    ] = False,
 ) -> None:
     """Run a study (resuming), write its report, and print a verdict for every claim.
 
@@ -73,7 +82,9 @@ def audit(
     from metaeval.report import build, write_report
     from metaeval.study import load_spec
 
-    summary = run_checked(load_spec(spec_path), out, jobs=jobs, scheduler=scheduler, quiet=quiet)
+    summary = run_checked(
+        load_spec(spec_path), out, jobs=jobs, scheduler=scheduler, quiet=quiet, replace=replace
+    )
     built = build(summary.out)
     written = write_report(summary.out, built=built)
     verdicts = built[2].get("claims")
@@ -83,10 +94,15 @@ def audit(
     width = max(len(c) for c in verdicts["claim"])
     wide = max(len(w) for w in verdicts["world"])
     for row in verdicts.itertuples(index=False):
-        typer.echo(
-            f"{row.claim:<{width}}  {row.world:<{wide}}  {row.verdict:<13}  "
-            f"{one_line(row.numbers)[:110]}"
-        )
+        # the numbers wrap under the verdict, never cut mid-interval
+        typer.echo(f"{row.claim:<{width}}  {row.world:<{wide}}  {row.verdict}")
+        for text in (row.numbers, row.basis):
+            if text:
+                typer.echo(
+                    textwrap.fill(
+                        one_line(text), 100, initial_indent="    ", subsequent_indent="    "
+                    )
+                )
     counts = verdicts["verdict"].value_counts()
     typer.echo(
         f"\n{counts.get('holds', 0)} hold, {counts.get('does not hold', 0)} do not hold, "
@@ -154,7 +170,7 @@ def card(
     from metaeval.cli._common import load_plugins
     from metaeval.cli.study import run_checked
     from metaeval.report import write_report
-    from metaeval.report.card import card_study, write_card
+    from metaeval.report.card import card_lines, card_study, write_card
     from metaeval.study import load_spec
 
     load_plugins(plugin)
@@ -168,12 +184,8 @@ def card(
     run_checked(dataclasses.replace(spec, path=out / "study.toml"), out, jobs=jobs, quiet=quiet)
     written = write_report(out)
     card_files = write_card(out, spec.labels[0])
-    table = card_files["table"].copy()
-    typer.echo(
-        f"Report card of {spec.labels[0]} against {', '.join(spec.labels[1:])} "
-        "(rank 1 is the best):\n"
-    )
-    typer.echo(table.to_string(index=False, na_rep="-", float_format=lambda v: f"{v:.3f}"))
+    typer.echo(f"Report card of {spec.labels[0]} against {', '.join(spec.labels[1:])}:\n")
+    typer.echo(card_lines(card_files["table"], spec.labels[0], card_files["confidence"]))
     typer.echo(
         f"\nreport card: {card_files['html']} (and {card_files['md'].name}); "
         f"full report: {written['html']}"
@@ -191,7 +203,7 @@ def quickstart(
     write its report and print a summary: what the tool is for, in under a minute."""
     from metaeval.cli.study import run_checked
     from metaeval.report import build, write_report
-    from metaeval.report.card import quickstart_summary
+    from metaeval.report.card import quickstart_basis, quickstart_summary
     from metaeval.study import load_spec
     from metaeval.study.spec import study_file
 
@@ -203,14 +215,24 @@ def quickstart(
     built = build(out)
     written = write_report(out, built=built)
     frames = built[2]
-    table = quickstart_summary(frames["summary"])
+    table = quickstart_summary(frames["summary"], intervals=True)
     world = spec.worlds[0]
-    typer.echo(
-        f"\nEach measure on a simulated {world.preset} collection ({world.n_topics} topics, "
-        f"{world.n_systems} systems; means over {world.replicates} draws and "
-        f"{max(d.trials for d in spec.degraders)} trials):"
+    head = (
+        f"Each measure on a simulated {world.preset} collection ({world.n_topics} topics, "
+        f"{world.n_systems} systems): the mean over {world.replicates} draws and "
+        f"{max(d.trials for d in spec.degraders)} trials, with its interval [low, high]:"
     )
-    typer.echo(table.to_string(na_rep="-", float_format=lambda v: f"{v:.3f}"))
+    typer.echo("\n" + textwrap.fill(head, 100))
+    # columns wrap in blocks under one another: an interval is never cut
+    typer.echo(table.to_string(line_width=100))
+    typer.echo(
+        textwrap.fill(
+            quickstart_basis(frames["summary"], spec.confidence) + ".",
+            100,
+            initial_indent="  ",
+            subsequent_indent="  ",
+        )
+    )
     typer.echo(
         "  tau: Kendall's tau_b between rankings of the systems (1 = the same ranking); "
         "power: share of\n  system pairs significantly different; RMS: error of the "

@@ -23,6 +23,14 @@ OutOption = Annotated[
     Path | None,
     typer.Option("--out", help="Output folder (default: results/<study name>).", file_okay=False),
 ]
+ReplaceOption = Annotated[
+    bool,
+    typer.Option(
+        "--replace",
+        help="Discard the results saved in the output folder (made with another seed, say) "
+        "and run afresh; other files there, such as a report, are kept.",
+    ),
+]
 
 
 def run_checked(spec, out: Path | None, **kwargs):
@@ -63,7 +71,7 @@ def read_study_folder(directory: Path) -> tuple[dict, pd.DataFrame]:
         fail(f"{directory} is not a study output folder (no manifest.json)")
     try:
         manifest = store.read_manifest()
-        if not isinstance(manifest, dict) or "study" not in manifest:
+        if "study" not in manifest:
             fail(f"{store.manifest_path} is not a study manifest (no study name in it)")
         return manifest, load_results(directory, "units")
     except (ValueError, OSError) as err:
@@ -114,11 +122,20 @@ def plan(
     """What a study will compute: units and tasks per criterion, what is already saved, and
     an estimate of the time it will take."""
     from metaeval.study import Store, default_out, load_spec, make_plan
+    from metaeval.study.store import StoreError
 
     spec = load_spec(spec_path)
     out = out or default_out(spec)
     store = Store(out)
-    the_plan = make_plan(spec, store.done_units() if store.exists() else set())
+    try:
+        store.check(spec)
+        usable = store.exists()
+    except StoreError as err:  # the run would refuse: plan as if nothing were saved
+        refusal, usable = str(err), False
+    else:
+        refusal = ""
+    saved = store.saved() if usable else None
+    the_plan = make_plan(spec, saved.done if saved is not None else set())
     typer.echo(
         f"study {spec.name}: {len(spec.worlds)} world(s), {len(spec.degraders)} "
         f"degrader(s), {len(spec.measures)} measure(s), {len(spec.criteria)} criteria"
@@ -128,9 +145,14 @@ def plan(
         f"\n{the_plan.n_units} units, {the_plan.n_done} saved in {out}; "
         f"{len(the_plan.tasks)} task(s) to run"
     )
+    if refusal:
+        typer.echo(f"the run will refuse: {refusal}")
+    if saved is not None:
+        for line in folder_lines(saved, {u.id for u in the_plan.units}):
+            typer.echo(line)
     if not the_plan.tasks:
         return
-    measured = _measured(store, the_plan)
+    measured = _measured(store, the_plan) if usable else 0.0
     if measured:
         typer.echo(
             f"estimated time left: {measured:.0f} s of worker time, about "
@@ -148,6 +170,13 @@ def plan(
             f"{cost.wall_seconds(jobs):.0f} s with {jobs} worker(s) (timed one unit of each "
             f"criterion on each world in {cost.probe_seconds:.1f} s; a rough guide)"
         )
+
+
+def folder_lines(saved, planned: set[str]) -> list[str]:
+    """What an output folder holds that does not count: a line per kind of missing or
+    damaged file, and one for the saved units the study file no longer plans."""
+    unused = saved.unused(planned)
+    return saved.messages(running=False, planned=planned) + ([unused] if unused else [])
 
 
 def _measured(store, the_plan) -> float:
@@ -181,9 +210,11 @@ def run(
     allow_version_change: Annotated[
         bool, typer.Option(help="Add to results made by another metaeval version.")
     ] = False,
+    replace: ReplaceOption = False,
 ) -> None:
     """Run a study, or resume it: units already saved in the output folder are not
-    recomputed. Ctrl-C stops it; every finished task is kept."""
+    recomputed (a saved file found missing or damaged is recomputed, and named). Ctrl-C
+    stops it; every finished task is kept."""
     from metaeval.study import load_spec
 
     summary = run_checked(
@@ -194,6 +225,7 @@ def run(
         retries=retries,
         quiet=quiet,
         allow_version_change=allow_version_change,
+        replace=replace,
     )
     where = summary.out
     if not quiet:
@@ -219,22 +251,26 @@ def status(
         Path, typer.Argument(help="A study's output folder.", exists=True, file_okay=False)
     ],
 ) -> None:
-    """How far a study is, from its output folder alone."""
+    """How far a study is, from its output folder alone: what is done is what
+    ``load_results`` reads, and a saved file that is missing or damaged is named."""
     from metaeval.study import Store
+    from metaeval.study.store import StoreError, read_table
 
-    manifest, units = read_study_folder(out)
+    store = Store(out)
+    if not store.exists():
+        fail(f"{out} is not a study output folder (no manifest.json)")
     try:
-        planned = (
-            pd.read_parquet(out / "plan.parquet") if (out / "plan.parquet").is_file() else units
-        )
-    except (ValueError, OSError) as err:
+        manifest = store.read_manifest()
+        if "study" not in manifest:
+            fail(f"{store.manifest_path} is not a study manifest (no study name in it)")
+        saved = store.saved()
+        planned = store.planned()
+        if planned is None or not {"unit", "criterion"} <= set(planned.columns):
+            # no plan (a folder from before plans were saved): what is saved was planned
+            planned = read_table(out, "units", columns=["unit", "criterion"])
+    except (StoreError, OSError) as err:
         fail(in_folder(out, err))
-    if "unit" not in units:
-        units = pd.DataFrame({"unit": [], "criterion": []})
-    if "unit" not in planned or "criterion" not in planned:
-        planned = units
-    done = set(units["unit"]) if len(units) else set()
-    planned = planned.assign(done=planned["unit"].isin(done))
+    planned = planned.assign(done=planned["unit"].isin(saved.done))
     typer.echo(
         f"study {manifest.get('study')} (seed {manifest.get('seed')}), made by metaeval "
         f"{manifest.get('versions', {}).get('metaeval')}"
@@ -242,13 +278,17 @@ def status(
     by = planned.groupby("criterion", sort=False)["done"].agg(["sum", "size"])
     for criterion, row in by.iterrows():
         typer.echo(f"  {criterion}: {int(row['sum'])}/{int(row['size'])} units")
-    failures = Store(out).failures()
+    failures = store.failures()
     last = (manifest.get("runs") or [{}])[-1]
     end = last.get("end") or "unfinished (running, or killed)"
+    done = int(planned["done"].sum())
+    incomplete = "" if done == len(planned) else " (incomplete)"
     typer.echo(
-        f"{int(planned['done'].sum())}/{len(planned)} units saved; {len(failures)} "
-        f"failed task(s); last run {last.get('start')} -> {end}"
+        f"{done}/{len(planned)} units saved{incomplete}; {len(failures)} failed task(s); "
+        f"last run {last.get('start')} -> {end}"
     )
+    for line in folder_lines(saved, set(planned["unit"])):
+        typer.echo(f"  {line}")
     for f in failures[:5]:
         typer.echo(f"  failed {f['task']} ({f['attempts']} attempt(s)): {f['error']}")
 

@@ -12,11 +12,19 @@ ENTRY_POINT_GROUP = "metaeval.measures"
 _loaded_entry_points = False
 
 
-def load_plugin(path: str | Path) -> None:
-    """Import a Python file so that the measures it registers become known.
+#: The content (SHA-256) of every plugin file this process imported, by module name.
+_CONTENT: dict[str, str] = {}
+
+
+def load_plugin(path: str | Path) -> bool:
+    """Import a Python file so that the measures (degraders, criteria) it registers become
+    known; returns True when it was imported now, False when this process already runs its
+    current content.
 
     The file declares its measures with :func:`metaeval.measures.register`; from then on they
-    parse, list, condense and evaluate like the built-ins.
+    parse, list, condense and evaluate like the built-ins. A file whose content changed since
+    this process imported it is imported again (its classes register again under the same
+    names), so that a process never runs an old version of a plugin.
     """
     path = Path(path)
     if path.is_dir():
@@ -25,10 +33,12 @@ def load_plugin(path: str | Path) -> None:
         raise FileNotFoundError(f"plugin file {path} does not exist")
     # The same file gets the same module name in every process (hash() is salted per
     # process), so worker processes that load it agree on its classes.
-    digest = hashlib.blake2b(str(path.resolve()).encode(), digest_size=6).hexdigest()
-    name = f"metaeval_plugin_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{digest}"
-    if name in sys.modules:
-        return
+    where = hashlib.blake2b(str(path.resolve()).encode(), digest_size=6).hexdigest()
+    name = f"metaeval_plugin_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{where}"
+    content = hashlib.sha256(path.read_bytes()).hexdigest()
+    if name in sys.modules and _CONTENT.get(name) == content:
+        return False
+    sys.modules.pop(name, None)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import plugin file {path}")
@@ -44,6 +54,8 @@ def load_plugin(path: str | Path) -> None:
     except Exception:
         del sys.modules[name]
         raise
+    _CONTENT[name] = content
+    return True
 
 
 def entry_points(*, group: str):

@@ -247,21 +247,12 @@ def discriminative_power(
     ia, ib = np.triu_indices(S, 1)
     means = X.mean(axis=1)
     d = means[ia] - means[ib]
-    pair_diffs = range_dist = idx = None
-    if method == "bootstrap":
-        idx = resamples.indices
-        statistic, asl, pair_diffs = bootstrap_core(X[ia] - X[ib], resamples.counts(), alpha)
-        diff_required = float(pair_diffs.max())
-        diff_estimate = pair_diffs
-    else:
-        range_dist = tukey_ranges(X, B, np.random.default_rng(resamples.seed))
-        r_sorted = np.sort(range_dist)
-        absd = np.abs(d)
-        thresh = absd - (STAT_ATOL + STAT_RTOL * absd)
-        asl = (B - np.searchsorted(r_sorted, thresh, side="left")) / B
-        diff_required = float(r_sorted[B - kth(alpha, B)])
-        statistic = absd
-        diff_estimate = np.full(d.shape, np.nan)
+    test = pair_tests(X, method, alpha, resamples)
+    statistic, asl, diff_required = test.statistic, test.asl, test.diff_required
+    pair_diffs = test.diff_estimate if method == "bootstrap" else None
+    diff_estimate = test.diff_estimate
+    range_dist = test.range_distribution
+    idx = resamples.indices if method == "bootstrap" else None
     significant = asl < alpha
     pairs = pd.DataFrame(
         {
@@ -291,6 +282,118 @@ def discriminative_power(
         bootstrap_indices=None if idx is None else _readonly(idx),
         resamples=resamples,
     )
+
+
+@dataclass(frozen=True, eq=False)
+class PairTests:
+    """The test of every pair of systems (a before b in row order), without names or tables:
+    what a study keeps of a test repeated on many topic resamples.
+
+    Attributes
+    ----------
+    statistic, asl, diff_estimate : numpy.ndarray
+        Per pair, as the columns of :attr:`DiscriminativePowerResult.pairs`.
+    diff : numpy.ndarray
+        Per pair, the mean difference a - b.
+    diff_required : float
+    alpha : float
+    range_distribution : numpy.ndarray or None
+        Tukey only: the B permuted ranges.
+    """
+
+    statistic: np.ndarray
+    asl: np.ndarray
+    diff_estimate: np.ndarray
+    diff: np.ndarray
+    diff_required: float
+    alpha: float
+    range_distribution: np.ndarray | None = None
+
+    @property
+    def significant(self) -> np.ndarray:
+        return self.asl < self.alpha
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.asl.size)
+
+    @property
+    def n_significant(self) -> int:
+        return int(np.count_nonzero(self.significant))
+
+    @property
+    def power(self) -> float:
+        return float(self.n_significant / self.n_pairs) if self.n_pairs else float("nan")
+
+
+def pair_tests(X: np.ndarray, method: str, alpha: float, resamples: Resamples) -> PairTests:
+    """Test every pair of rows of the (S, T) scores ``X`` with shared ``resamples``: the
+    computation of :func:`discriminative_power`, without its checks and tables."""
+    S = X.shape[0]
+    B = resamples.B
+    ia, ib = np.triu_indices(S, 1)
+    means = X.mean(axis=1)
+    d = means[ia] - means[ib]
+    if method == "bootstrap":
+        statistic, asl, diff_estimate = bootstrap_core(X[ia] - X[ib], resamples.counts(), alpha)
+        return PairTests(
+            statistic, asl, diff_estimate, d, float(diff_estimate.max(initial=0.0)), alpha
+        )
+    range_dist = tukey_ranges(X, B, np.random.default_rng(resamples.seed))
+    r_sorted = np.sort(range_dist)
+    absd = np.abs(d)
+    thresh = absd - (STAT_ATOL + STAT_RTOL * absd)
+    asl = (B - np.searchsorted(r_sorted, thresh, side="left")) / B
+    return PairTests(
+        absd,
+        asl,
+        np.full(d.shape, np.nan),
+        d,
+        float(r_sorted[B - kth(alpha, B)]),
+        alpha,
+        range_distribution=range_dist,
+    )
+
+
+def pair_tests_many(
+    X: np.ndarray, positions: np.ndarray, method: str, alpha: float, resamples: Resamples
+) -> list[PairTests]:
+    """:func:`pair_tests` on the columns ``positions[k]`` of the (S, T) scores ``X`` for every
+    row k of ``positions`` (k topic sets of the same size, such as topic resamples), with the
+    same shared ``resamples``. The paired bootstrap tests every pair of every topic set in one
+    computation (its tests of different rows are independent given the draws); the Tukey test
+    is run set by set."""
+    if method != "bootstrap":
+        return [pair_tests(X[:, p], method, alpha, resamples) for p in positions]
+    S = X.shape[0]
+    ia, ib = np.triu_indices(S, 1)
+    P, (k, n) = ia.size, positions.shape
+    Z = X[ia] - X[ib]  # (P, T): per-topic differences of every pair
+    counts = resamples.counts()
+    out = []
+    step = max(1, _BATCH_ELEMENTS // max(1, P * n))
+    for start in range(0, k, step):
+        block = positions[start : start + step]
+        stacked = np.moveaxis(Z[:, block], 1, 0).reshape(-1, n)  # (sets x pairs, n)
+        statistic, asl, diff_estimate = bootstrap_core(stacked, counts, alpha)
+        for j, p in enumerate(block):
+            sl = slice(j * P, (j + 1) * P)
+            means = X[:, p].mean(axis=1)
+            out.append(
+                PairTests(
+                    statistic[sl],
+                    asl[sl],
+                    diff_estimate[sl],
+                    means[ia] - means[ib],
+                    float(diff_estimate[sl].max(initial=0.0)),
+                    alpha,
+                )
+            )
+    return out
+
+
+#: Elements of the stacked differences :func:`pair_tests_many` tests at once.
+_BATCH_ELEMENTS = 4_000_000
 
 
 def asl_curve_frame(results: Mapping[str, DiscriminativePowerResult]) -> pd.DataFrame:

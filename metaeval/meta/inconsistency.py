@@ -22,7 +22,7 @@ from metaeval.meta._resampling import resamples as draw_resamples
 from metaeval.meta._resampling import score_matrix
 from metaeval.meta.discrimination import DiscriminativePowerResult, discriminative_power
 
-__all__ = ["InconsistencyResult", "significance_inconsistency"]
+__all__ = ["InconsistencyResult", "significance_inconsistency", "change_status"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -226,12 +226,7 @@ def _compare(
     pf, pr = full.pairs, red.pairs
     sf = pf["significant"].to_numpy()
     sr = pr["significant"].to_numpy()
-    same_dir = np.sign(pf["diff"].to_numpy()) == np.sign(pr["diff"].to_numpy())
-    status = np.select(
-        [sr & sf & same_dir, sr & sf & ~same_dir, sr & ~sf, ~sr & sf],
-        ["consistent", "reversed", "absent", "missed"],
-        default="neither",
-    )
+    status = change_status(sf, pf["diff"].to_numpy(), sr, pr["diff"].to_numpy())
     table = pd.DataFrame(
         {
             "system_a": pf["system_a"],
@@ -256,4 +251,19 @@ def _compare(
         pairs=table,
         full=full,
         reduced=red,
+    )
+
+
+def change_status(significant_full, diff_full, significant_reduced, diff_reduced) -> np.ndarray:
+    """Per pair of systems, how its conclusion changed from the full to the reduced judgments:
+    ``"consistent"``, ``"reversed"``, ``"absent"``, ``"missed"`` or ``"neither"`` (as
+    :func:`significance_inconsistency` defines them), from each side's significance flags and
+    mean differences."""
+    sf = np.asarray(significant_full, dtype=bool)
+    sr = np.asarray(significant_reduced, dtype=bool)
+    same_dir = np.sign(diff_full) == np.sign(diff_reduced)
+    return np.select(
+        [sr & sf & same_dir, sr & sf & ~same_dir, sr & ~sf, ~sr & sf],
+        ["consistent", "reversed", "absent", "missed"],
+        default="neither",
     )

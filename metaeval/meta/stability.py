@@ -176,11 +176,12 @@ def topic_subset_stability(
         agg = aggs[name]
         all_means = agg(x, axis=1)
         for n in sizes:
-            firsts = np.stack([agg(x[:, drawn[n, r][0]], axis=1) for r in range(repeats)])
+            # (repeats, S): every repeat's system scores at once, topics on the last axis
+            firsts = agg(x[:, np.stack([drawn[n, r][0] for r in range(repeats)])], axis=-1).T
             taus = kendall_tau(all_means, firsts)
             rows.extend((name, n, r, "tau_subset", float(t)) for r, t in enumerate(taus))
             if split_half and 2 * n <= n_topics:
-                partners = np.stack([agg(x[:, drawn[n, r][1]], axis=1) for r in range(repeats)])
+                partners = agg(x[:, np.stack([drawn[n, r][1] for r in range(repeats)])], axis=-1).T
                 # every repeat's subset ranking against its partner's, row by row, in one call
                 taus = kendall_tau(firsts, partners)
                 rows.extend((name, n, r, "tau_split", float(t)) for r, t in enumerate(taus))

@@ -133,9 +133,22 @@ class SwapResult:
             raise ValueError(
                 f"topic_set_size {c!r} was not evaluated; evaluated sizes: {sorted(sizes.tolist())}"
             )
-        t = self.table[(self.table["topic_set_size"] == c) & (self.table["pairs"] > 0)]
-        ok = t[t["error_rate"] <= max_error]
-        return float(ok["diff_low"].min()) if len(ok) else float("nan")
+        return self.min_differences(max_error)[c]
+
+    def min_differences(self, max_error: float = 0.05) -> dict[int, float]:
+        """:meth:`min_difference` at every topic-set size evaluated, in increasing size."""
+        if not 0 <= max_error <= 1:
+            raise ValueError(f"max_error must be in [0, 1], got {max_error!r}")
+        t = self.table
+        size = t["topic_set_size"].to_numpy()
+        ok = (t["pairs"].to_numpy() > 0) & (t["error_rate"].to_numpy() <= max_error)
+        low = np.where(ok, t["diff_low"].to_numpy(dtype=float), np.inf)
+        sizes, where = np.unique(size, return_inverse=True)
+        smallest = np.full(sizes.size, np.inf)
+        np.minimum.at(smallest, where, low)
+        return {
+            int(c): float(v) if np.isfinite(v) else float("nan") for c, v in zip(sizes, smallest)
+        }
 
 
 def swap_method(

@@ -21,20 +21,13 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
     import tomli as tomllib
 
-from metaeval._summary import interval_summary
 from metaeval.report import document as doc
 from metaeval.report import figures as fig
+from metaeval.report.inference import KEYS, Sources, summarise
+from metaeval.study.spec import DEFAULT_CONFIDENCE
 
 FORMATS = ("md", "html")
-KEYS = ["world", "degrader", "level", "kind", "criterion", "measure", "other", "statistic", "x"]
 FULL = "full"
-
-
-def summarise(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean, 2.5 / 97.5 percentiles and count of every statistic over trials and replicates."""
-    if results.empty:
-        return pd.DataFrame(columns=[*KEYS, "mean", "p025", "p975", "n"])
-    return interval_summary(results, [k for k in KEYS if k in results.columns])
 
 
 def _level_order(levels) -> list:
@@ -69,7 +62,12 @@ class _Report:
         self.order = [m for m in planned if m] + [m for m in seen if m and m not in planned]
         self.worlds = [str(w.get("id")) for w in spec.get("worlds", [])]
         self.results = self.in_order(results)
-        self.summary = summarise(self.results)
+        self.confidence = float(spec.get("study", {}).get("confidence", DEFAULT_CONFIDENCE))
+        self.seed = int(data["manifest"].get("seed") or 0)
+        self.resamples = self.tables.get("resamples")
+        self.summary = summarise(
+            self.results, self.resamples, confidence=self.confidence, seed=self.seed
+        )
 
     def in_order(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Rows sorted by the study's order of worlds, then of measures (stable otherwise)."""
@@ -99,16 +97,24 @@ class _Report:
         }.get(method, f"levels of {method}" if method else "levels")
 
     def level_tables(
-        self, statistic: str, name: str, caption: str, *, collapsed: bool = False, **where
+        self,
+        statistic: str,
+        name: str,
+        caption: str,
+        *,
+        collapsed: bool = False,
+        intervals: bool = True,
+        **where,
     ) -> list[doc.Block]:
         """:meth:`pivot`, one table per degrader when the study has several (their levels mean
-        different things: 10 is a rate for one, a pool depth for another)."""
-        wide = self.pivot(statistic, **where)
+        different things: 10 is a rate for one, a pool depth for another); each cell the mean
+        with its interval, ``mean [low, high]`` (``intervals=False``: the mean alone)."""
+        wide = self.pivot(statistic, intervals=intervals, **where)
         if wide.empty or wide["degrader"].nunique() <= 1:
             return [doc.table(wide, name, caption, collapsed=collapsed)] if len(wide) else []
         out = []
         for g in dict.fromkeys(wide["degrader"]):
-            rows = self.pivot(statistic, degrader=g, **where)
+            rows = self.pivot(statistic, degrader=g, intervals=intervals, **where)
             rows = rows[rows["degrader"] == g].dropna(axis=1, how="all").drop(columns="degrader")
             out.append(
                 doc.table(
@@ -127,10 +133,12 @@ class _Report:
         other: str | None = None,
         kind: str | None = None,
         degrader: str | None = None,
+        intervals: bool = False,
     ) -> pd.DataFrame:
         """Measures as rows (study order), levels as columns, for one statistic; worlds and
         degraders as leading columns. The full-judgment rows join every degrader of their
-        world (their "full" column)."""
+        world (their "full" column). Cells are means, or with ``intervals`` the text
+        ``mean [low, high]`` (:func:`with_interval`)."""
         s = self.summary
         d = s[s["statistic"] == statistic]
         if kind is not None:
@@ -149,10 +157,12 @@ class _Report:
                 rows.assign(degrader="full judgments")
             ]
         d = pd.concat(parts, ignore_index=True)
+        if intervals:
+            d = d.assign(shown=intervals_text(d))
         wide = d.pivot_table(
             index=["world", "degrader", "measure"],
             columns="level",
-            values="mean",
+            values="shown" if intervals else "mean",
             sort=False,
             aggfunc="first",
         )
@@ -160,6 +170,31 @@ class _Report:
         wide.columns = [self.level_name(c, d) for c in wide.columns]
         wide = wide.reset_index()
         return self.sorted_rows(wide)
+
+    def basis(self, rows: pd.DataFrame, *, plural: bool = False) -> str:
+        """The intervals of some summary rows and what they rest on: ``95% interval over 54
+        topics (200 paired resamples), 10 trials`` (``intervals`` with ``plural``)."""
+        what = f"{self.confidence:.0%} interval" + ("s" if plural else "")
+        rests = self.rests_on(rows)
+        return f"{what} over {rests}" if rests else what
+
+    def rests_on(self, rows: pd.DataFrame) -> str:
+        """What the intervals of some summary rows rest on, world by world when they differ:
+        ``54 topics (200 paired resamples), 10 trials``, and what makes them rough."""
+        parts = []
+        for world, d in rows.groupby("world", sort=False):
+            sources = Sources(
+                tuple(sorted({int(t) for t in d["topics"].dropna()})),
+                int(d["resamples"].max()),
+                int(d["trials"].max()),
+                int(d["replicates"].max()),
+            )
+            caveats = sources.caveats()
+            rough = f" (rough: {'; '.join(caveats)})" if caveats else ""
+            parts.append((world, sources.text() + rough))
+        if len({text for _, text in parts}) <= 1:
+            return parts[0][1] if parts else ""
+        return "; ".join(f"{w}: {text}" for w, text in parts)
 
     def level_name(self, level: str, d: pd.DataFrame) -> str:
         if level == FULL:
@@ -185,17 +220,50 @@ class _Report:
         return frame.iloc[np.lexsort(keys)].reset_index(drop=True)
 
 
-#: The saved tables a report draws on: tidy results, ASL curves, analytic claims.
-_TABLES = ("results", "asl", "claims")
+def _decimals(values) -> int:
+    """The decimals a column of means and bounds is shown with, as report tables do
+    (:func:`metaeval.report.document.decimals_for`): none for whole numbers, one from 100
+    up, three otherwise."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return 3
+    if np.allclose(v, np.round(v)):
+        return 0
+    return 1 if np.max(np.abs(v)) >= 100 else 3
+
+
+def with_interval(mean: float, low: float, high: float, decimals: int = 3) -> str:
+    """``0.808 [0.771, 0.842]``: a mean with its interval; the mean alone when it has none
+    (one value, nothing resampled), empty without a mean."""
+    if mean is None or not np.isfinite(mean):
+        return ""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return f"{mean:.{decimals}f}"
+    return f"{mean:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
+
+
+def intervals_text(rows: pd.DataFrame, decimals: int | None = None) -> list[str]:
+    """:func:`with_interval` of every summary row, one number format for them all (unless
+    ``decimals`` is given)."""
+    mean, low, high = (rows[c].to_numpy(dtype=float) for c in ("mean", "low", "high"))
+    k = _decimals(np.concatenate([mean, low, high])) if decimals is None else decimals
+    return [with_interval(m, lo, hi, k) for m, lo, hi in zip(mean, low, high)]
+
+
+#: The saved tables a report draws on: tidy results, their values on the topic resamples,
+#: ASL curves, analytic claims.
+_TABLES = ("results", "resamples", "asl", "claims")
 
 
 def _read(directory: Path) -> dict:
     """Everything a report draws on: the manifest, the claims, the study file as run, the
     plan, which units are saved, and the saved tables it uses (no other: a detail table can
     be large)."""
-    from metaeval.study.store import UNITS, load_results, read_table
+    from metaeval.study.store import Store, load_results, read_table
 
-    manifest = json.loads((directory / "manifest.json").read_text())
+    store = Store(directory)
+    manifest = store.read_manifest()
     claims = (
         json.loads((directory / "claims.json").read_text())
         if (directory / "claims.json").is_file()
@@ -214,19 +282,17 @@ def _read(directory: Path) -> dict:
         for name in _TABLES
         if (directory / "results" / name).is_dir()
     }
-    planned = (
-        pd.read_parquet(directory / "plan.parquet")
-        if (directory / "plan.parquet").is_file()
-        else pd.DataFrame(columns=["unit"])
-    )
+    planned = store.planned()
+    if planned is None:
+        planned = pd.DataFrame(columns=["unit"])
     return {
         "manifest": manifest,
         "spec_text": spec_text,
         "spec": spec,
         "tables": tables,
         "planned": planned,
-        # which units are saved (build counts the planned ones among them)
-        "saved": set(read_table(directory, UNITS, columns=["unit"])["unit"]),
+        # which units are done, as the store decides it (build counts the planned ones)
+        "saved": set(store.done_units()),
         "claims": claims,
         "directory": directory,
     }
@@ -264,12 +330,22 @@ def build(directory: str | Path) -> tuple[str, list[doc.Block], dict]:
             )
         )
     blocks.append(doc.text(_provenance(manifest, spec, done)))
+    if len(rep.summary):
+        blocks.append(doc.text(_intervals_note(rep)))
     frames = {"summary": rep.summary}
     analytic = data["tables"].get("claims")
-    verdicts = claim_checks.verdicts(data["claims"], rep.results, _checks_only(analytic))
+    verdicts, parts = claim_checks.judge_claims(
+        data["claims"],
+        rep.results,
+        rep.resamples,
+        _checks_only(analytic),
+        confidence=rep.confidence,
+        seed=rep.seed,
+    )
     if len(verdicts):
         frames["claims"] = verdicts
-        blocks += _claims(verdicts)
+        frames["claim_parts"] = parts
+        blocks += _claims(verdicts, parts, rep.confidence)
     kinds = list(dict.fromkeys(rep.results["kind"])) if len(rep.results) else []
     for kind in [*SECTIONS, *(k for k in kinds if k not in SECTIONS)]:
         rows = rep.results[rep.results["kind"] == kind] if len(rep.results) else rep.results
@@ -306,6 +382,22 @@ def _provenance(manifest: dict, spec: dict, done: int) -> str:
     )
 
 
+def _intervals_note(rep: _Report) -> str:
+    """What every number of the report is, and what its interval is (and is not)."""
+    level = f"{rep.confidence:.0%}"
+    return (
+        "Every value below is a statistic's mean over the trials of a degrader and the "
+        "replicates of a simulated world, on the observed topics. `[low, high]` and the bands "
+        f"of the figures are its {level} interval for the expected value, from a paired "
+        "bootstrap over the topics (the same topic resamples for every measure, level and "
+        "trial), then the trials, then the replicates: how much the value could move with "
+        "other topics, other trials and other draws of the collection. A value without an "
+        "interval is one value with nothing resampled. In this study: "
+        f"{rep.basis(rep.summary, plural=True)}; each section says what its own intervals rest "
+        "on."
+    )
+
+
 def _checks_only(analytic: pd.DataFrame | None) -> pd.DataFrame | None:
     """The analytic claims' checks, without the curves some of them save for figures."""
     if analytic is None or analytic.empty or "kind" not in analytic:
@@ -314,7 +406,7 @@ def _checks_only(analytic: pd.DataFrame | None) -> pd.DataFrame | None:
 
 
 # ------------------------------------------------------------------------------ claims
-def _claims(verdicts: pd.DataFrame) -> list[doc.Block]:
+def _claims(verdicts: pd.DataFrame, parts: pd.DataFrame, confidence: float) -> list[doc.Block]:
     seen = list(dict.fromkeys(verdicts["world"]))
     worlds = [w for w in seen if w != "(analytic)"] + [w for w in seen if w == "(analytic)"]
     wide = verdicts.pivot_table(
@@ -352,40 +444,63 @@ def _claims(verdicts: pd.DataFrame) -> list[doc.Block]:
             + ". That is a finding about these collections, not an error: the numbers below "
             "say by how much."
         )
-    return [
+    level = f"{confidence:.0%}"
+    blocks = [
         doc.heading("Claims"),
         doc.text(
-            "Each claim is checked on every world: **holds** when the claimed direction is "
-            "seen and the 95% interval over trials and replicates excludes the opposite, "
-            "**does not hold** when the opposite is seen with the same confidence, "
-            "**inconclusive** otherwise. Analytic claims are checked exactly on constructed "
-            "lists."
+            "Each claim is checked on every world. What it claims (a difference between two "
+            "measures, a value against a bound, a change between two levels) is estimated by "
+            "its mean over trials and replicates, with a "
+            f"{level} interval for its expected value from a paired bootstrap over the topics "
+            "(the same topic resamples for every measure, level and trial), the trials and "
+            "the replicates. A claim **holds** when the interval lies on the claimed side, "
+            "**does not hold** when it lies on the other side, and is **inconclusive** "
+            "otherwise; a claim that two measures behave alike, or that a value stays flat, "
+            "holds when the whole interval is within the tolerance. A claim with several "
+            "parts (pairs, levels, measures) holds when every part holds and does not hold "
+            "when a part is firmly reversed after Holm's correction over its parts. Analytic "
+            "claims are checked exactly on constructed lists."
         ),
         doc.text(plain),
         doc.table(overview, "claims_overview", "Verdicts, claim by world"),
         doc.text(
             "The numbers behind each verdict: the claimed quantities (means over trials and "
-            "replicates), their difference, and `[a, b], n = k`: the 2.5 and 97.5 "
-            "percentiles over the k trials and replicates. *One value* means nothing random "
-            "was repeated (a real collection under its full judgments): the verdict is that "
-            "value's."
+            f"replicates), their difference with its {level} interval `[low, high]`, and "
+            "what the intervals rest on."
         ),
         doc.table(
-            verdicts[["claim", "world", "verdict", "numbers"]], "claims_numbers", "The numbers"
+            verdicts[["claim", "world", "verdict", "numbers", "basis"]],
+            "claims_numbers",
+            "The numbers",
         ),
     ]
+    if len(parts):
+        blocks.append(
+            doc.table(
+                parts, "claim_parts", "Every part of every claim, with its interval", collapsed=True
+            )
+        )
+    return blocks
 
 
 # ------------------------------------------------------------------------------ sections
+def _summary_of(rep: _Report, kind: str) -> pd.DataFrame:
+    """The summary rows of one kind of criterion (means and intervals), in study order."""
+    s = rep.summary
+    return s[s["kind"] == kind] if len(s) else s
+
+
 def _robustness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    summary = _summary_of(rep, "robustness")
     out = [
         doc.heading("Robustness to damaged judgments"),
         doc.text(
             "Rank correlation between each measure's ranking of the systems under damaged "
             "judgments and its ranking under the full judgments (1 = the same ranking), and, "
             "in simulated worlds, with its ranking under the complete true judgments. Lines "
-            "are means over trials and replicates, bands the 2.5-97.5 percentile range; a "
-            "condensed-list variant (') is dashed, in its base measure's colour."
+            "and table cells are means over trials and replicates; bands and `[low, high]` "
+            f"their {rep.basis(summary, plural=True)}. A condensed-list variant (') is dashed, "
+            "in its base measure's colour."
         ),
     ]
     first = True
@@ -397,7 +512,7 @@ def _robustness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
             out.append(
                 doc.figure(
                     fig.robustness_curves(
-                        rows,
+                        summary,
                         statistic=stat,
                         against=against,
                         percent=rep.percent,
@@ -410,7 +525,7 @@ def _robustness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
             out += rep.level_tables(
                 stat,
                 f"robustness_{stat}_{against}",
-                f"Mean {label} with the {against} ranking, by level",
+                f"Mean {label} with the {against} ranking, by level, with its interval",
                 collapsed=not first,
                 other=against,
                 kind="robustness",
@@ -419,38 +534,42 @@ def _robustness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     if (rows["statistic"] == "mean_drift").any():
         out += [
             doc.figure(
-                fig.drift_curves(rows, percent=rep.percent, level_names=rep.level_names()),
+                fig.drift_curves(summary, percent=rep.percent, level_names=rep.level_names()),
                 "mean_drift",
                 "Mean drift: the reduced minus the full value, averaged over systems "
                 "(below 0: the measure underestimates)",
             ),
-            *rep.level_tables("mean_drift", "mean_drift", "Mean drift by level"),
+            *rep.level_tables("mean_drift", "mean_drift", "Mean drift by level, with its interval"),
         ]
     return out
 
 
 def _power(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    summary = _summary_of(rep, "discriminative_power")
+    power = summary[summary["statistic"] == "power"]
     out = [
         doc.heading("Discriminative power"),
         doc.text(
             "The share of system pairs whose difference is significant (achieved "
-            "significance level below alpha), with the same resamples at every level."
+            "significance level below alpha), with the same resamples at every level: the "
+            "mean over trials and replicates, with its "
+            f"{rep.basis(power)} (the significance tests are redrawn on every topic resample)."
         ),
         doc.figure(
-            fig.power_curves(rows, percent=rep.percent, level_names=rep.level_names()),
+            fig.power_curves(summary, percent=rep.percent, level_names=rep.level_names()),
             "power",
             "Discriminative power" + (" by level" if rows["level"].nunique() > 1 else ""),
         ),
         *rep.level_tables(
             "power",
             "power",
-            "Discriminative power (mean over trials and replicates)",
+            "Discriminative power (mean over trials and replicates, with its interval)",
             kind="discriminative_power",
         ),
         *rep.level_tables(
             "diff_required",
             "diff_required",
-            "Estimated difference required for significance",
+            "Estimated difference required for significance, with its interval",
             collapsed=True,
             kind="discriminative_power",
         ),
@@ -477,16 +596,27 @@ def _significance(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     counts = ["n_significant", "false_alarms", "reversals", "misses"]
     tab = s[(s["kind"] == "significance_changes") & s["statistic"].isin(counts)]
     keys = ["world", "degrader", "level", "measure"]
-    wide = (
+    means = (
         tab.pivot_table(index=keys, columns="statistic", values="mean", sort=False)
         .reset_index()
         .reindex(columns=keys + counts)
     )
-    wide.insert(
-        len(keys) + 2,
-        "false_alarm_share",
-        100 * wide["false_alarms"] / wide["n_significant"].where(wide["n_significant"] > 0),
+    # every count with its interval; the share is a ratio of two means (no interval)
+    shown = tab.assign(shown=intervals_text(tab, decimals=1))
+    wide = (
+        shown.pivot_table(
+            index=keys, columns="statistic", values="shown", aggfunc="first", sort=False
+        )
+        .reset_index()
+        .reindex(columns=keys + counts)
     )
+    share = means[keys].assign(
+        false_alarm_share=100
+        * means["false_alarms"]
+        / means["n_significant"].where(means["n_significant"] > 0)
+    )
+    wide = wide.merge(share, on=keys, how="left", sort=False)
+    wide = wide[keys + counts[:2] + ["false_alarm_share"] + counts[2:]]
     wide = wide.rename(
         columns={
             "n_significant": "significant (damaged)",
@@ -510,7 +640,8 @@ def _significance(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
             "full judgments (Sakai & Kando 2008, Table 5): significant under damaged "
             "judgments but not under the full ones, significant under both but in opposite "
             "directions, and significant under the full judgments but lost. Means over trials "
-            "and replicates."
+            f"and replicates, with their {rep.basis(tab, plural=True)}; the share of false "
+            "alarms is the ratio of two means."
         ),
         doc.figure(
             fig.significance_bars(lowest),
@@ -520,13 +651,13 @@ def _significance(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
         doc.table(
             at_lowest,
             "significance_changes_lowest",
-            "At the most damaged level (mean number of system pairs)",
+            "At the most damaged level (mean number of system pairs, with its interval)",
             decimals=1,
         ),
         doc.table(
             wide,
             "significance_changes",
-            "Every level (mean number of system pairs)",
+            "Every level (mean number of system pairs, with its interval)",
             decimals=1,
             collapsed=True,
         ),
@@ -550,13 +681,18 @@ def _lowest_level(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _stability(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    s = rep.summary
+    d = s[(s["kind"] == "stability") & s["statistic"].isin(["tau_subset", "tau_split"])]
     out = [
         doc.heading("Topic-subset stability"),
         doc.text(
             "Kendall's tau_b between the ranking of the systems on random subsets of n topics "
             "and on all topics (and between two disjoint subsets of n topics), by n: the mean "
-            "over repeats, the band the 2.5-97.5 percentiles. Every measure sees the same "
-            "subsets."
+            "over repeats (and replicates). Every measure sees the same subsets. The band of "
+            "the figures is a spread, not an interval: the 2.5-97.5 percentiles of tau_b over "
+            "the random subsets, how far a ranking on one set of n topics can be from the "
+            "ranking on all of them. The table gives the mean with its "
+            f"{rep.basis(d)}, `[low, high]`."
         ),
     ]
     captions = {
@@ -567,13 +703,18 @@ def _stability(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
         if (rows["statistic"] == stat).any():
             out.append(
                 doc.figure(
-                    fig.stability_curves(rows, statistic=stat), f"stability_{stat}", captions[stat]
+                    fig.stability_curves(rows, statistic=stat),
+                    f"stability_{stat}",
+                    captions[stat] + " (band: the spread over random subsets)",
                 )
             )
-    s = rep.summary
-    d = s[(s["kind"] == "stability") & s["statistic"].isin(["tau_subset", "tau_split"])]
+    d = d.assign(shown=intervals_text(d))
     wide = d.pivot_table(
-        index=["world", "statistic", "measure"], columns="x", values="mean", sort=False
+        index=["world", "statistic", "measure"],
+        columns="x",
+        values="shown",
+        aggfunc="first",
+        sort=False,
     )
     wide.columns = [f"n = {int(c)}" for c in wide.columns]
     wide = wide.reset_index()
@@ -584,16 +725,19 @@ def _stability(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
         key=lambda c: c.map(first) if c.name == "statistic" else _first_seen(c),
         kind="stable",
     )
-    out.append(doc.table(wide, "stability", "Mean tau_b by topic-set size"))
+    out.append(doc.table(wide, "stability", "Mean tau_b by topic-set size, with its interval"))
     return out
 
 
 def _agreement(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    summary = _summary_of(rep, "agreement")
+    summary = summary[summary["other"] != ""]
     out = [
         doc.heading("Agreement between measures"),
         doc.text(
             "Rank correlation between the measures' rankings of the systems under the same "
-            "judgments (the full ones), mean over replicates."
+            "judgments (the full ones), mean over replicates; the last table gives each pair "
+            f"with its {rep.basis(summary)}."
         ),
     ]
     for i, stat in enumerate(("tau_b", "tau_ap")):
@@ -628,6 +772,37 @@ def _agreement(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
                 collapsed=i > 0,
             )
         )
+    if len(summary):
+        pairs = summary.assign(shown=intervals_text(summary)).pivot_table(
+            index=["world", "measure", "other"],
+            columns="statistic",
+            values="shown",
+            aggfunc="first",
+            sort=False,
+        )
+        pairs = pairs[[c for c in ("tau_b", "tau_ap", "tau_a") if c in pairs.columns]]
+        pairs = pairs.rename(columns={s: fig._label(s) for s in pairs.columns})
+        pairs.columns.name = None
+        pairs = pairs.reset_index()
+        rank = {m: i for i, m in enumerate(rep.order)}
+        pairs = pairs.iloc[
+            np.lexsort(
+                [
+                    pairs["other"].map(lambda m: rank.get(m, len(rank))).to_numpy(),
+                    pairs["measure"].map(lambda m: rank.get(m, len(rank))).to_numpy(),
+                    _first_seen(pairs["world"]).to_numpy(),
+                ]
+            )
+        ]
+        out.append(
+            doc.table(
+                pairs.reset_index(drop=True),
+                "agreement_intervals",
+                "Every pair of measures, with its interval (tau_AP: the first measure's "
+                "ranking as the reference)",
+                collapsed=True,
+            )
+        )
     return out
 
 
@@ -635,11 +810,14 @@ def _informativeness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     s = rep.summary
     d = s[(s["kind"] == "informativeness") & (s["statistic"] == "rms")]
     n = s[(s["kind"] == "informativeness") & (s["statistic"] == "n_lists")]
-    wide = d.pivot_table(index=["world", "measure"], columns="x", values="mean", sort=False)
+    wide = d.assign(shown=intervals_text(d)).pivot_table(
+        index=["world", "measure"], columns="x", values="shown", aggfunc="first", sort=False
+    )
     wide.columns = [f"RMS, grade >= {c:g}" for c in wide.columns]
     lists = n.pivot_table(index=["world", "measure"], columns="x", values="mean", sort=False)
     lists.columns = [f"lists, grade >= {c:g}" for c in lists.columns]
-    lists = lists.round().astype("Int64")  # counts (a mean over replicates, rounded)
+    # counts (a mean over replicates, rounded); none where a measure has no lists
+    lists = lists.round().astype("Int64").astype(object).where(lists.notna(), "")
     table = rep.sorted_rows(wide.join(lists).reset_index())
     bars = d.rename(columns={"x": "threshold", "mean": "rms"})
     crit = next(
@@ -661,7 +839,9 @@ def _informativeness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
             "inferred by maximum entropy from the measure's value alone (Aslam, Yilmaz & "
             "Pavlu 2005; Robertson, Kanoulas & Yilmaz 2010), at each relevance threshold: "
             "the lower, the more the value says about the list. Measures without a "
-            f"maximum-entropy expectation are left out. Lists: {selection}."
+            f"maximum-entropy expectation are left out. Lists: {selection}. Bars and table: "
+            "the mean RMS error over the lists; error bars and `[low, high]`: its "
+            f"{rep.basis(d)}."
         ),
         doc.figure(
             fig.informativeness_bars(bars),
@@ -671,7 +851,8 @@ def _informativeness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
         doc.table(
             table,
             "informativeness",
-            "Mean RMS error by threshold, and the number of lists it is averaged over",
+            "Mean RMS error by threshold with its interval, and the number of lists it is "
+            "averaged over",
             decimals=3,
         ),
     ]
@@ -680,17 +861,29 @@ def _informativeness(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
 def _swap(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     s = rep.summary
     d = s[(s["kind"] == "swap") & (s["statistic"] == "min_difference")]
-    wide = d.pivot_table(index=["world", "measure"], columns="x", values="mean", sort=False)
-    wide.columns = [f"c = {int(c)}" for c in wide.columns]
-    table = rep.sorted_rows(wide.reset_index())
+    tables = []
+    for values in ("mean", "shown"):
+        wide = d.assign(shown=intervals_text(d)).pivot_table(
+            index=["world", "measure"], columns="x", values=values, aggfunc="first", sort=False
+        )
+        wide.columns = [f"c = {int(c)}" for c in wide.columns]
+        tables.append(rep.sorted_rows(wide.reset_index()))
     return [
         doc.heading("Swap method"),
         doc.text(
             "The smallest difference in mean score for which two topic sets of c topics "
             "order a pair of systems the same way at least 95% of the time (Voorhees & "
-            "Buckley 2002)."
+            "Buckley 2002): the mean over replicates; the folded table gives it with its "
+            f"{rep.basis(d)}."
         ),
-        doc.table(table, "swap", "Minimum difference by topic-set size"),
+        # many sizes: the means at a glance, their intervals folded
+        doc.table(tables[0], "swap", "Minimum difference by topic-set size"),
+        doc.table(
+            tables[1],
+            "swap_intervals",
+            "Minimum difference by topic-set size, with its interval",
+            collapsed=True,
+        ),
     ]
 
 
@@ -702,30 +895,170 @@ def _collection(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
         for stat, v in d.groupby("statistic", sort=False)["mean"]
     }
 
-    def shown(stat, m, lo, hi):
-        k = decimals[stat]
-        return f"{m:.{k}f}" if lo == hi else f"{m:.{k}f} ({lo:.{k}f}-{hi:.{k}f})"
-
+    counts = d.groupby("world", sort=False)["replicates"].max()
+    replicates = "; ".join(
+        f"{w}: {n} replicates" if n > 1 else f"{w}: one value" for w, n in counts.items()
+    )
     text = d.assign(
-        value=[shown(*row) for row in zip(d["statistic"], d["mean"], d["p025"], d["p975"])]
+        value=[
+            with_interval(m, lo, hi, decimals[stat])
+            for stat, m, lo, hi in zip(d["statistic"], d["mean"], d["low"], d["high"])
+        ]
     )
     wide = text.pivot_table(
         index="statistic", columns="world", values="value", aggfunc="first", sort=False
     )
     wide.columns.name = None
-    panel = rows[rows["statistic"] != ""]
     return [
         doc.heading("The collections"),
         doc.text(
             "What each collection looks like, measured the same way on real and simulated "
-            "ones (simulated: mean over replicates, with the 2.5-97.5 percentile range)."
+            "ones. A collection is described as it is (its topics are not resampled): a real "
+            "one by its value, a simulated one by the mean over its replicates with the "
+            f"{rep.confidence:.0%} interval of that mean over the replicates, `[low, high]` "
+            f"({replicates})."
         ),
         doc.figure(
-            fig.collection_panels(panel),
+            fig.collection_panels(d),
             "collection",
-            "Each statistic on each collection (dot: mean; bar: range over replicates)",
+            "Each statistic on each collection (dot: the value, or the mean over replicates; "
+            "bar: its interval)",
         ),
         doc.table(wide.reset_index(), "collection", "Collection statistics"),
+    ]
+
+
+def _by_statistic(
+    rep: _Report, kind: str, statistics: dict[str, str], *, x: str | None = None
+) -> pd.DataFrame:
+    """One column per statistic (named by ``statistics``), ``mean [low, high]``, one row per
+    world and measure (and ``x``, named ``x``); one number format per statistic."""
+    s = rep.summary[(rep.summary["kind"] == kind) & rep.summary["statistic"].isin(statistics)]
+    if s.empty:
+        return s
+    parts = [d.assign(shown=intervals_text(d)) for _, d in s.groupby("statistic", sort=False)]
+    shown = pd.concat(parts)
+    index = ["world", "measure"] + (["x"] if x else [])
+    wide = shown.pivot_table(
+        index=index, columns="statistic", values="shown", aggfunc="first", sort=False
+    )
+    wide = wide[[c for c in statistics if c in wide.columns]].rename(columns=statistics)
+    wide.columns.name = None
+    table = rep.sorted_rows(wide.reset_index())
+    if x:
+        table["x"] = table["x"].map(lambda v: f"{v:g}")
+        table = table.rename(columns={"x": x})
+    return table
+
+
+def _reliability(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    s = _summary_of(rep, "reliability")
+    own = _by_statistic(
+        rep,
+        "reliability",
+        {
+            "var_system": "var(system)",
+            "var_topic": "var(topic)",
+            "var_residual": "var(system x topic)",
+            "erho2": "E(rho^2)",
+            "phi": "Phi",
+        },
+    )
+    at = _by_statistic(rep, "reliability", {"erho2_at": "E(rho^2)", "phi_at": "Phi"}, x="topics")
+    needed = _by_statistic(
+        rep, "reliability", {"topics_erho2": "for E(rho^2)", "topics_phi": "for Phi"}, x="target"
+    )
+    blocks = [
+        doc.heading("Reliability (generalizability theory)"),
+        doc.text(
+            "How much of the variation in the scores is due to the systems, the topics and "
+            "their interaction (a G-study: variance components from the two-way ANOVA), and "
+            "how reliable the ranking of the systems is with this many topics: E(rho^2), the "
+            "generalizability coefficient (relative decisions, the ranking), and Phi, the "
+            "dependability index (absolute scores); Brennan 2001, Urbano et al. 2013. Values "
+            "(means over replicates where a world has several) with their "
+            f"{rep.basis(s, plural=True)}."
+        ),
+        doc.table(own, "reliability", "Variance components and reliability at the world's size"),
+    ]
+    if len(at):
+        blocks.append(doc.table(at, "reliability_at", "Reliability at other numbers of topics"))
+    if len(needed):
+        blocks.append(doc.table(needed, "reliability_topics", "Topics needed for a target"))
+    return blocks
+
+
+def _topic_set_size(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    s = _summary_of(rep, "topic_set_size")
+    variance = _by_statistic(rep, "topic_set_size", {"residual_variance": "V_E"})
+    designs = _by_statistic(
+        rep,
+        "topic_set_size",
+        {
+            "topics_paired_t": "topics, paired t",
+            "power_paired_t": "power now, paired t",
+            "topics_anova": "topics, ANOVA",
+            "power_anova": "power now, ANOVA",
+        },
+        x="difference",
+    )
+    widths = _by_statistic(rep, "topic_set_size", {"topics_ci": "topics"}, x="CI width")
+    blocks = [
+        doc.heading("Topic-set size"),
+        doc.text(
+            "How many topics a collection like this one needs (Sakai 2016): for a paired "
+            "t-test to detect a difference with the study's power, for a one-way ANOVA over "
+            "its systems to detect a gap between the best and the worst, and for a 95% "
+            "interval of a paired difference no wider than a width; from the residual "
+            "variance V_E of the two-way ANOVA of the scores. 'power now' is the power of the "
+            "collection's own number of topics. Values (means over replicates where a world "
+            f"has several) with their {rep.basis(s, plural=True)}."
+        ),
+        doc.table(variance, "topic_set_size_variance", "Residual variance"),
+    ]
+    if len(designs):
+        blocks.append(doc.table(designs, "topic_set_size", "Topics needed, by difference"))
+    if len(widths):
+        blocks.append(doc.table(widths, "topic_set_size_ci", "Topics needed, by interval width"))
+    return blocks
+
+
+def _error_rates(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
+    s = _summary_of(rep, "error_rates")
+    rates = {
+        "type1_rate": "type I",
+        "type2_rate": "type II",
+        "type3_rate": "type III",
+        "power": "power",
+    }
+    d = s[s["statistic"].isin(rates)]
+    if d.empty:
+        return []
+    shown = pd.concat(
+        [g.assign(shown=intervals_text(g, 3)) for _, g in d.groupby("statistic", sort=False)]
+    )
+    wide = shown.pivot_table(
+        index=["world", "measure", "other", "x"],
+        columns="statistic",
+        values="shown",
+        aggfunc="first",
+        sort=False,
+    )
+    wide = wide[[c for c in rates if c in wide.columns]].rename(columns=rates)
+    wide.columns.name = None
+    table = rep.sorted_rows(wide.reset_index()).rename(columns={"other": "test", "x": "topics"})
+    table["topics"] = table["topics"].map(lambda v: f"{v:g}")
+    return [
+        doc.heading("Error rates of the tests"),
+        doc.text(
+            "How often each significance test is wrong on collections whose truth is known "
+            "(Urbano, Lima & Hanjalic 2019): type I, a null pair (equal true effects) found "
+            "significant; type II, a pair that truly differs not found significant; type III, "
+            "found significant in the wrong direction; power, found in the right direction. "
+            "Rates over the pairs and topic subsets of each replicate; means over replicates, "
+            f"with their {rep.basis(s, plural=True)}."
+        ),
+        doc.table(table, "error_rates", "Error rates by test and number of topics"),
     ]
 
 
@@ -739,7 +1072,14 @@ def _generic(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
         index.append("other")
     if s["x"].notna().any():
         index.append("x")
-    wide = s.pivot_table(index=index, columns="statistic", values="mean", sort=False)
+    # one number format per statistic (a plugin's statistics can be counts, shares...)
+    shown = pd.concat(
+        [d.assign(shown=intervals_text(d)) for _, d in s.groupby("statistic", sort=False)]
+        or [s.assign(shown="")]
+    )
+    wide = shown.pivot_table(
+        index=index, columns="statistic", values="shown", aggfunc="first", sort=False
+    )
     wide.columns.name = None
     table = rep.sorted_rows(wide.reset_index())
     if (table["degrader"] == "").all():
@@ -748,8 +1088,9 @@ def _generic(rep: _Report, rows: pd.DataFrame) -> list[doc.Block]:
     return [
         doc.heading(title[:1].upper() + title[1:]),
         doc.text(
-            f"The statistics of the `{kind}` criterion (a plugin of this study: its "
-            "documentation says what they mean), means over trials and replicates."
+            f"The statistics of the `{kind}` criterion (its documentation says what they "
+            "mean): means over trials and replicates, with "
+            f"their {rep.basis(s, plural=True)}."
         ),
         doc.table(table, kind, f"{title[:1].upper() + title[1:]}: every statistic"),
     ]
@@ -764,6 +1105,9 @@ SECTIONS = {
     "informativeness": _informativeness,
     "swap": _swap,
     "collection": _collection,
+    "reliability": _reliability,
+    "topic_set_size": _topic_set_size,
+    "error_rates": _error_rates,
 }
 
 
@@ -887,4 +1231,4 @@ def write_report(
     return written
 
 
-__all__ = ["write_report", "build", "summarise", "FORMATS"]
+__all__ = ["write_report", "build", "summarise", "FORMATS", "KEYS"]

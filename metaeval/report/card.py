@@ -5,6 +5,15 @@ sampling and under shallower pools, discriminative power, topic-subset stability
 informativeness where the measure has a max-ent expectation, agreement with the baselines) on
 a simulated world or on a TREC world taken from a study file; :func:`card_table` ranks the new
 measure among the baselines on each criterion from the saved results.
+
+Every value comes with its interval for the expected value (the study's paired bootstrap over
+topics, trials and replicates, :mod:`metaeval.report.inference`), and a rank is a range: a
+baseline is firmly ahead of the measure when the interval of their *paired* difference lies
+wholly on its better side, firmly behind when wholly on the worse side, and the measure's rank
+runs from 1 + (firmly ahead) to n - (firmly behind), ``1-3 of 6``. Equal estimates, or ones
+apart by rounding only (a tau of 0.9999999999999999), never order two measures. A criterion
+where most measures reach the statistic's bound (tau 1, power 1, RMS 0) is noted as one that
+cannot tell them apart. Worlds are never averaged: a study of several has a row per world.
 """
 
 from __future__ import annotations
@@ -17,12 +26,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from metaeval.report.inference import Evidence, NoData, Sources, interval, summarise
+from metaeval.study.spec import DEFAULT_CONFIDENCE, toml_value
+
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
     import tomli as tomllib
 
-#: (criterion, statistic, against, level, x, higher is better, what it measures)
+#: (criterion, statistic, against, level, x, higher is better, short label, what it measures)
 BATTERY = [
     (
         "robustness",
@@ -31,6 +43,7 @@ BATTERY = [
         "lowest:sampled",
         None,
         True,
+        "tau vs full, 10% judged",
         "tau_b with its own full ranking, 10% of the judgments (stratified)",
     ),
     (
@@ -40,6 +53,7 @@ BATTERY = [
         "lowest:pool",
         None,
         True,
+        "tau vs full, depth-5 pool",
         "tau_b with its own full ranking, a depth-5 pool",
     ),
     (
@@ -49,6 +63,7 @@ BATTERY = [
         "full",
         None,
         True,
+        "tau vs truth, full",
         "tau_b with its ranking under the true judgments (simulated worlds)",
     ),
     (
@@ -58,6 +73,7 @@ BATTERY = [
         "full",
         None,
         True,
+        "power, full",
         "discriminative power, full judgments (paired bootstrap, alpha 0.05)",
     ),
     (
@@ -67,6 +83,7 @@ BATTERY = [
         "lowest:sampled",
         None,
         True,
+        "power, 10% judged",
         "discriminative power, 10% of the judgments",
     ),
     (
@@ -76,6 +93,7 @@ BATTERY = [
         "full",
         10,
         True,
+        "tau, 10 topics",
         "tau_b between the ranking on 10 random topics and on all topics",
     ),
     (
@@ -85,9 +103,42 @@ BATTERY = [
         "full",
         1,
         False,
+        "RMS, grade >= 1",
         "RMS error of the max-ent precision-recall curve, grade >= 1",
     ),
+    (
+        "reliability",
+        "erho2",
+        "",
+        "full",
+        None,
+        True,
+        "E(rho^2), all topics",
+        "reliability of its ranking of the systems with the world's topics (generalizability "
+        "coefficient E(rho^2))",
+    ),
 ]
+
+#: The best value a battery statistic can take, and what reaching it means: an interval that
+#: reaches it cannot tell measures apart.
+BOUNDS = {
+    "tau_b": (1.0, "tau 1 (the same ranking)"),
+    "tau_subset": (1.0, "tau 1 (the same ranking)"),
+    "power": (1.0, "power 1 (every pair of systems told apart)"),
+    "rms": (0.0, "RMS 0 (the precision-recall curve exactly)"),
+    "erho2": (1.0, "E(rho^2) 1 (a perfectly reliable ranking)"),
+}
+#: The statistics that share one axis in the card's figure (one unit, one scale).
+SCALES = {
+    "tau_b": "tau",
+    "tau_subset": "tau",
+    "power": "power",
+    "rms": "rms",
+    "erho2": "reliability",
+}
+#: A difference smaller than this is rounding (a tau of 0.9999999999999999 is 1): it never
+#: orders two measures, nor keeps a value off its bound.
+NOISE = 1e-9
 
 
 def _world_block(world: str) -> str:
@@ -120,17 +171,7 @@ def _world_block(world: str) -> str:
         if f.init and getattr(w, f.name) != f.default
     }
     values = json.loads(canonical_json(keys))
-    return "[[worlds]]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in values.items())
-
-
-def _toml(value) -> str:
-    """A TOML value: strings, numbers and booleans as JSON writes them, arrays, inline
-    tables."""
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    return json.dumps(value)
+    return "[[worlds]]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in values.items())
 
 
 def card_study(
@@ -173,6 +214,7 @@ def card_study(
         '[[criteria]]\nkind = "discriminative_power"\nB = 500\nlevels = ["full", "10"]\n',
         '[[criteria]]\nkind = "stability"\nsizes = [5, 10, 20]\nrepeats = 30\n',
         '[[criteria]]\nkind = "informativeness"\n',
+        '[[criteria]]\nkind = "reliability"\n',
         '[[criteria]]\nkind = "agreement"\nstatistics = ["tau_b", "tau_ap"]\n',
     ]
     return "\n".join(lines)
@@ -185,10 +227,14 @@ def _lowest(results: pd.DataFrame, degrader: str) -> str | None:
     return None if levels.empty else f"{levels.min():g}"
 
 
-def _battery_means(results: pd.DataFrame):
-    """For each criterion of the battery that the results hold: its kind, its name, whether
-    higher is better, and every measure's mean value (over worlds, replicates and trials)."""
-    for crit, stat, against, level, x, higher, what in BATTERY:
+def _battery_rows(results: pd.DataFrame):
+    """For each criterion of the battery that the results hold: its entry and its saved rows
+    (every world, measure, replicate and trial). A study with two criteria of one kind gives
+    the first one's rows."""
+    if results.empty:
+        return
+    for entry in BATTERY:
+        crit, stat, against, level, x = entry[:5]
         d = results[
             (results["kind"] == crit)
             & (results["statistic"] == stat)
@@ -200,84 +246,468 @@ def _battery_means(results: pd.DataFrame):
             d = d[d["degrader"] == degrader]
         if level is None:
             continue
-        d = d[d["level"] == level]
+        d = d[d["level"].astype(str) == level]
         if x is not None:
             d = d[np.isclose(d["x"].astype(float), float(x))]
-        yield crit, what, higher, d.groupby("measure", sort=False)["value"].mean().dropna()
+        if len(d):
+            yield entry, d[d["criterion"] == d["criterion"].iloc[0]]
 
 
-def card_table(results: pd.DataFrame, measure: str) -> pd.DataFrame:
-    """Rank of ``measure`` among every measure of the results, on each criterion of the
-    battery (mean over worlds, replicates and trials; rank 1 is the best). A criterion the
-    measure has no value for is listed with an empty rank and the reason."""
-    rows = []
-    for crit, what, higher, means in _battery_means(results):
-        if len(means) < 2 and measure not in means:
-            continue
-        if measure not in means:
-            why = (
-                "no maximum-entropy expectation"
-                if crit == "informativeness"
-                else "not computed for this measure"
-            )
-            rows.append(
+def _resamples_of(resamples: pd.DataFrame | None, rows: pd.DataFrame) -> pd.DataFrame | None:
+    """The resamples of some results rows only (their units and statistics): the bootstrap's
+    lookups stay small."""
+    if resamples is None or resamples.empty or "unit" not in rows or "unit" not in resamples:
+        return resamples
+    keep = resamples["unit"].isin(set(rows["unit"])) & resamples["statistic"].isin(
+        set(rows["statistic"])
+    )
+    return resamples[keep]
+
+
+def _rank_ranges(values: dict, higher: bool, confidence: float, rng_for) -> dict:
+    """Each measure's rank range from the intervals of its paired differences with every
+    other measure: ``{measure: (best rank, worst rank)}``.
+
+    A measure is firmly ahead of another when the interval of their paired difference lies
+    wholly on its better side, beyond rounding (:data:`NOISE`); a tie in the estimates, or an
+    interval that cannot be drawn, orders nothing. Each pair is judged at ``confidence`` on
+    its own (no correction for the number of pairs): the range is the ranks the measure can
+    hold, not a test."""
+    names = list(values)
+    ahead = dict.fromkeys(names, 0)  # measures firmly ahead of this one
+    behind = dict.fromkeys(names, 0)  # measures firmly behind it
+    sign = 1.0 if higher else -1.0
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            try:
+                iv = interval(values[a] - values[b], confidence, rng_for(a, b))
+            except NoData:  # resampled differently: no paired difference
+                continue
+            if not iv.defined:
+                continue
+            low, high = sorted((sign * iv.low, sign * iv.high))
+            if low > NOISE:
+                ahead[b] += 1
+                behind[a] += 1
+            elif high < -NOISE:
+                ahead[a] += 1
+                behind[b] += 1
+    n = len(names)
+    return {m: (1 + ahead[m], n - behind[m]) for m in names}
+
+
+def rank_text(best: int, worst: int, n: int) -> str:
+    """``2 of 6``, or ``1-3 of 6`` when the intervals leave the rank open."""
+    return f"{best} of {n}" if best == worst else f"{best}-{worst} of {n}"
+
+
+def _reaches(row, bound: float, higher: bool) -> bool:
+    """Whether a measure's interval (its value when it has none) reaches the bound."""
+    edge = row["high"] if higher else row["low"]
+    if not np.isfinite(edge):
+        edge = row["value"]
+    return bool(edge >= bound - NOISE) if higher else bool(edge <= bound + NOISE)
+
+
+def _bound_notes(frame: pd.DataFrame, statistic: str, higher: bool) -> list[str]:
+    """The note of each measure of one criterion and world where it sits at the statistic's
+    bound: every measure, most of them (the row tells them apart little), or this one."""
+    if statistic not in BOUNDS or frame.empty:
+        return [""] * len(frame)
+    bound, what = BOUNDS[statistic]
+    word = "ceiling" if higher else "floor"
+    at = [_reaches(row, bound, higher) for _, row in frame.iterrows()]
+    k, n = sum(at), len(at)
+    if n > 1 and k == n:
+        return [
+            f"at the {word}: every measure reaches {what} here; this row does not tell them apart"
+        ] * n
+    if n > 1 and k > n / 2:
+        return [
+            f"near the {word}: {k} of {n} measures reach {what}; this row tells them apart little"
+        ] * n
+    return [f"at the {word}: its interval reaches {what}" if a else "" for a in at]
+
+
+#: The columns of :func:`card_values`.
+VALUE_COLUMNS = [
+    "criterion",
+    "label",
+    "world",
+    "measure",
+    "value",
+    "low",
+    "high",
+    "rank_best",
+    "rank_worst",
+    "n",
+    "rank",
+    "higher_is_better",
+    "scale",
+    "note",
+    "rests_on",
+    "caveats",
+]
+
+
+def card_values(
+    results: pd.DataFrame,
+    resamples: pd.DataFrame | None = None,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = 0,
+    order: list[str] | None = None,
+) -> pd.DataFrame:
+    """Every measure on each criterion of the battery, world by world, with its interval and
+    its rank range.
+
+    Parameters
+    ----------
+    results, resamples : DataFrame
+        A study's ``results`` and ``resamples`` tables (:func:`metaeval.study.load_results`);
+        without resamples, intervals rest on the trials and replicates alone.
+    confidence : float
+        Of every interval.
+    seed : int
+        The study's seed: the bootstrap draws derive from it, so a card is the same whenever
+        it is drawn (and a measure's interval is the one of the study's full report).
+    order : list of str, optional
+        The measures' order (the study's); by default, as they first appear in the results.
+
+    Returns
+    -------
+    DataFrame
+        :data:`VALUE_COLUMNS`: the criterion (what it measures, and a short ``label``), the
+        world, the measure, its ``value`` (the mean over replicates and trials) with the
+        bounds ``low`` and ``high`` of its interval, its rank range (``rank_best`` to
+        ``rank_worst`` among ``n`` measures, and as text in ``rank``; rank 1 is the best),
+        whether higher is better, the ``scale`` its figure axis shares (tau, power, rms), a
+        ``note`` where the value sits at the statistic's bound, and what the interval rests on
+        (``rests_on``, ``caveats``: what makes it rough). Worlds are never combined: a study of
+        several worlds has a row per world.
+    """
+    from metaeval.study.seeding import generator
+
+    seen = list(dict.fromkeys(results["measure"])) if len(results) else []
+    rank = {m: i for i, m in enumerate([*(order or []), *seen])}
+    out = []
+    for entry, d in _battery_rows(results):
+        _, stat, _, _, _, higher, label, what = entry
+        res = _resamples_of(resamples, d)
+        summary = summarise(d, res, confidence=confidence, seed=seed)
+        evidence = Evidence(d, res)
+        for world, s in summary.groupby("world", sort=False):
+            s = s[np.isfinite(s["mean"].astype(float))]
+            if s.empty:
+                continue
+            s = s.iloc[np.argsort(s["measure"].map(rank).to_numpy(), kind="stable")]
+            w = d[d["world"] == world]
+            values = {m: evidence.series(w[w["measure"] == m]) for m in s["measure"]}
+
+            def rng_for(a, b, what=what, world=world):
+                return generator(seed, "verdict", {"card": what, "world": world, "pair": [a, b]})
+
+            ranks = _rank_ranges(values, higher, confidence, rng_for)
+            frame = pd.DataFrame(
                 {
-                    "criterion": what,
-                    "value": np.nan,
-                    "rank": f"n/a: {why}",
-                    "best baseline": means.idxmax() if higher else means.idxmin(),
-                    "its value": means.max() if higher else means.min(),
-                    "better is": "higher" if higher else "lower",
+                    "measure": s["measure"].to_numpy(),
+                    "value": s["mean"].to_numpy(dtype=float),
+                    "low": s["low"].to_numpy(dtype=float),
+                    "high": s["high"].to_numpy(dtype=float),
                 }
             )
+            notes = _bound_notes(frame, stat, higher)
+            n = len(frame)
+            for row, note in zip(frame.itertuples(index=False), notes):
+                best, worst = ranks[row.measure]
+                sources = values[row.measure].sources
+                out.append(
+                    {
+                        "criterion": what,
+                        "label": label,
+                        "world": world,
+                        "measure": row.measure,
+                        "value": row.value,
+                        "low": row.low,
+                        "high": row.high,
+                        "rank_best": best,
+                        "rank_worst": worst,
+                        "n": n,
+                        "rank": rank_text(best, worst, n),
+                        "higher_is_better": higher,
+                        "scale": SCALES.get(stat, stat),
+                        "note": note,
+                        "rests_on": sources.text(),
+                        "caveats": "; ".join(sources.caveats()),
+                    }
+                )
+    return pd.DataFrame(out, columns=VALUE_COLUMNS)
+
+
+#: The columns of :func:`card_table` (``world`` only when the study has several).
+TABLE_COLUMNS = [
+    "criterion",
+    "label",
+    "world",
+    "value",
+    "low",
+    "high",
+    "rank",
+    "best baseline",
+    "its value",
+    "its low",
+    "its high",
+    "better is",
+    "note",
+    "rests on",
+    "caveats",
+]
+
+
+def _best(frame: pd.DataFrame, higher: bool) -> pd.Series:
+    """The row of the best value; estimates equal up to rounding keep the study's order."""
+    key = np.round(frame["value"].to_numpy(dtype=float), 9)
+    order = np.argsort(-key if higher else key, kind="stable")
+    return frame.iloc[order[0]]
+
+
+def card_table(
+    results: pd.DataFrame,
+    measure: str,
+    resamples: pd.DataFrame | None = None,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = 0,
+    values: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """How ``measure`` ranks among every measure of the results, on each criterion of the
+    battery: its value with its interval, its rank range (rank 1 is the best; ``1-3 of 6``
+    where the intervals of its paired differences leave the rank open, see
+    :func:`card_values`), the best baseline with its value and interval, and a note where the
+    criterion is at its bound; what the interval rests on (``rests on``) and what makes it
+    rough (``caveats``).
+
+    A criterion the measure has no value for is listed with an empty value and the reason in
+    ``rank``. One row per criterion, or per criterion and world (a ``world`` column) when the
+    study has several worlds. ``values``: what :func:`card_values` returned for these results,
+    when the caller has it already.
+    """
+    if values is None:
+        values = card_values(results, resamples, confidence=confidence, seed=seed)
+    several = values["world"].nunique() > 1
+    rows = []
+    for (what, world), d in values.groupby(["criterion", "world"], sort=False):
+        higher = bool(d["higher_is_better"].iloc[0])
+        others = d[d["measure"] != measure]
+        if measure not in set(d["measure"]) and len(others) < 2:
             continue
-        ranked = means.sort_values(ascending=not higher, kind="stable")
-        rank = int(list(ranked.index).index(measure)) + 1
-        best_other = ranked.drop(measure).index[0]
-        rows.append(
-            {
-                "criterion": what,
-                "value": means[measure],
-                "rank": f"{rank} of {len(means)}",
-                "best baseline": best_other,
-                "its value": means[best_other],
-                "better is": "higher" if higher else "lower",
+        best = _best(others, higher) if len(others) else None
+        row = {
+            "criterion": what,
+            "label": d["label"].iloc[0],
+            "world": world,
+            "best baseline": best["measure"] if best is not None else "",
+            "its value": best["value"] if best is not None else np.nan,
+            "its low": best["low"] if best is not None else np.nan,
+            "its high": best["high"] if best is not None else np.nan,
+            "better is": "higher" if higher else "lower",
+        }
+        mine = d[d["measure"] == measure]
+        if mine.empty:
+            kind = next(e[0] for e in BATTERY if e[-1] == what)
+            why = (
+                "no maximum-entropy expectation"
+                if kind == "informativeness"
+                else "not computed for this measure"
+            )
+            row |= {
+                "value": np.nan,
+                "low": np.nan,
+                "high": np.nan,
+                "rank": f"n/a: {why}",
+                "note": "",
+                "rests on": "",
+                "caveats": "",
             }
+        else:
+            m = mine.iloc[0]
+            row |= {
+                "value": m["value"],
+                "low": m["low"],
+                "high": m["high"],
+                "rank": m["rank"],
+                "note": m["note"],
+                "rests on": m["rests_on"],
+                "caveats": m["caveats"],
+            }
+        rows.append(row)
+    columns = [c for c in TABLE_COLUMNS if several or c != "world"]
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)[columns]
+
+
+def shown(value: float, low: float, high: float, decimals: int = 3) -> str:
+    """``0.808 [0.771, 0.842]``; the value alone when it has no interval, ``-`` when it has
+    no value."""
+    if value is None or not np.isfinite(value):
+        return "-"
+    if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
+        return f"{value:.{decimals}f}"
+    return f"{value:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]"
+
+
+def card_display(table: pd.DataFrame, measure: str, *, short: bool = False) -> pd.DataFrame:
+    """The ranking table as it is shown: values with their intervals as text, the criterion
+    by its description (or its short label with ``short``), the note last."""
+    best = [
+        f"{b}: {shown(v, lo, hi)}" if b else "-"
+        for b, v, lo, hi in zip(
+            table["best baseline"], table["its value"], table["its low"], table["its high"]
         )
-    return pd.DataFrame(
-        rows, columns=["criterion", "value", "rank", "best baseline", "its value", "better is"]
+    ]
+    out = pd.DataFrame({"criterion": table["label" if short else "criterion"]})
+    if "world" in table:
+        out["world"] = table["world"].to_numpy()
+    out[measure] = [
+        shown(v, lo, hi) for v, lo, hi in zip(table["value"], table["low"], table["high"])
+    ]
+    # short: the reason a rank is missing goes to the notes, the column stays narrow
+    out["rank"] = [r.split(":")[0] if short else r for r in table["rank"]]
+    out["best baseline"] = best
+    if not short:
+        out["better is"] = table["better is"].to_numpy()
+        out["note"] = table["note"].to_numpy()
+    return out
+
+
+def _rests_on(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """What the card's intervals rest on: ``(basis, the criteria's labels)``, one pair per
+    distinct basis (trials differ between criteria)."""
+    d = table[table["rests on"] != ""]
+    groups = d.groupby("rests on", sort=False)["label"].agg(lambda v: "; ".join(dict.fromkeys(v)))
+    return list(groups.items())
+
+
+def _caveats(table: pd.DataFrame) -> str:
+    """What makes the card's intervals rough (few trials, replicates...), once each."""
+    found = [c for v in table["caveats"] for c in str(v).split("; ") if c]
+    return "; ".join(dict.fromkeys(found))
+
+
+def _rests_on_text(table: pd.DataFrame, confidence: float) -> str:
+    """:func:`_rests_on` as a sentence."""
+    groups = _rests_on(table)
+    if not groups:
+        return "No interval could be drawn: nothing was resampled."
+    level = f"{confidence:.0%}"
+    if len(groups) == 1:
+        return f"The {level} intervals rest on {groups[0][0]}."
+    return (
+        f"The {level} intervals rest on "
+        + "; ".join(f"{basis} ({labels})" for basis, labels in groups)
+        + "."
     )
 
 
-def card_values(results: pd.DataFrame) -> pd.DataFrame:
-    """Every measure's value on each criterion of the battery (mean over worlds, replicates
-    and trials): ``criterion, measure, value, higher_is_better`` (for the card's figure)."""
-    rows = [
-        {"criterion": what, "measure": m, "value": v, "higher_is_better": higher}
-        for _, what, higher, means in _battery_means(results)
-        for m, v in means.items()
+#: What a rank range means, said on the card and under the printed table.
+RANKS_MEAN = (
+    "Rank 1 is the best. A rank is a range where the intervals leave it open: '2-4 of 6' "
+    "means that one measure is firmly ahead of this one and two are firmly behind it. A "
+    "measure counts as firmly ahead (or behind) when the interval of its paired difference "
+    "with this one (the same topics, trials and replicates for both) lies wholly on one side "
+    "of zero; each pair is judged on its own, without a correction for the number of pairs, "
+    "and equal values never order two measures."
+)
+
+
+def _plain(frame: pd.DataFrame) -> str:
+    """A frame of text as a terminal table: columns left-aligned, two spaces apart."""
+    cells = [[str(c) for c in frame.columns]] + [
+        [str(v) for v in row] for row in frame.itertuples(index=False)
     ]
-    return pd.DataFrame(rows, columns=["criterion", "measure", "value", "higher_is_better"])
+    widths = [max(len(r[i]) for r in cells) for i in range(len(frame.columns))]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells)
 
 
-def agreement_table(results: pd.DataFrame, measure: str) -> pd.DataFrame:
+def card_lines(table: pd.DataFrame, measure: str, confidence: float = DEFAULT_CONFIDENCE) -> str:
+    """The card as printed on a terminal: the table with short labels (about 100 characters
+    wide), then the notes, what the intervals rest on and what a rank range means."""
+    import textwrap
+
+    def fill(text, indent=""):
+        return textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=indent + "  ")
+
+    level = f"{confidence:.0%}"
+    shown_table = card_display(table, measure, short=True).rename(
+        columns={measure: f"{measure} [{level} interval]"}
+    )
+    lines = [_plain(shown_table)]
+    notes = [
+        (lab, r.split(": ", 1)[1]) for lab, r in zip(table["label"], table["rank"]) if ":" in r
+    ]
+    notes += [(lab, n) for lab, n in zip(table["label"], table["note"]) if n]
+    if notes:
+        lines += ["", "Notes:"] + [fill(f"{lab}: {n}", "  ") for lab, n in notes]
+    groups = _rests_on(table)
+    if len(groups) == 1:
+        lines += ["", fill(f"Intervals ({level}) rest on {groups[0][0]}.")]
+    elif groups:
+        lines += ["", f"Intervals ({level}) rest on:"]
+        lines += [fill(f"{basis}: {labels}", "  ") for basis, labels in groups]
+    caveats = _caveats(table)
+    if caveats:
+        lines += [fill(f"Rough intervals: {caveats}; a rank range could narrow with more.")]
+    lines += [fill(RANKS_MEAN)]
+    return "\n".join(lines)
+
+
+def agreement_table(
+    results: pd.DataFrame,
+    measure: str,
+    resamples: pd.DataFrame | None = None,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Kendall's tau_b and tau_AP between ``measure``'s ranking of the systems and each
-    baseline's, under the full judgments (mean over worlds and replicates)."""
+    baseline's, under the full judgments, with their intervals (``tau_b_low``,
+    ``tau_b_high``...); a ``world`` column when the study has several worlds (they are not
+    combined)."""
+    columns = ["baseline", "tau_b", "tau_b_low", "tau_b_high", "tau_AP", "tau_AP_low"]
+    columns += ["tau_AP_high"]
     d = results[
         (results["kind"] == "agreement")
         & (results["level"] == "full")
         & ((results["measure"] == measure) | (results["other"] == measure))
     ]
     if d.empty:
-        return pd.DataFrame(columns=["baseline", "tau_b", "tau_AP"])
-    # tau_b is symmetric; tau_AP rows with the baseline as the reference ranking
-    baseline = np.where(d["measure"] == measure, d["other"], d["measure"])
-    d = d.assign(baseline=baseline)
-    tau_b = d[d["statistic"] == "tau_b"].groupby("baseline", sort=False)["value"].mean()
-    ap = d[(d["statistic"] == "tau_ap") & (d["other"] == measure)]
-    tau_ap = ap.groupby("baseline", sort=False)["value"].mean()
-    out = pd.DataFrame({"tau_b": tau_b, "tau_AP": tau_ap}).rename_axis("baseline")
-    return out.sort_values("tau_b", ascending=False).reset_index()
+        return pd.DataFrame(columns=columns)
+    s = summarise(d, _resamples_of(resamples, d), confidence=confidence, seed=seed)
+    # tau_b is symmetric: the rows with the measure first (the others, when it has none);
+    # tau_AP: the rows with the baseline as the reference ranking
+    forward = s[(s["statistic"] == "tau_b") & (s["measure"] == measure)]
+    backward = s[(s["statistic"] == "tau_b") & (s["other"] == measure)]
+    tau_b = pd.concat(
+        [
+            forward.assign(baseline=forward["other"]),
+            backward.assign(baseline=backward["measure"]),
+        ]
+    ).drop_duplicates(["world", "baseline"])
+    ap = s[(s["statistic"] == "tau_ap") & (s["other"] == measure)]
+    tau_ap = ap.assign(baseline=ap["measure"])
+    keep = ["world", "baseline", "mean", "low", "high"]
+    out = pd.merge(
+        tau_b[keep].rename(columns={"mean": "tau_b", "low": "tau_b_low", "high": "tau_b_high"}),
+        tau_ap[keep].rename(columns={"mean": "tau_AP", "low": "tau_AP_low", "high": "tau_AP_high"}),
+        on=["world", "baseline"],
+        how="outer",
+        sort=False,
+    )
+    order = {w: i for i, w in enumerate(dict.fromkeys(results["world"]))}
+    out = out.assign(_w=out["world"].map(order)).sort_values(
+        ["_w", "tau_b"], ascending=[True, False], kind="stable"
+    )
+    several = out["world"].nunique() > 1
+    return out[(["world"] if several else []) + columns].reset_index(drop=True)
 
 
 def write_card(directory: str | Path, measure: str, out: str | Path | None = None) -> dict:
@@ -288,7 +718,8 @@ def write_card(directory: str | Path, measure: str, out: str | Path | None = Non
     Returns
     -------
     dict
-        ``{"md": path, "html": path, "table": the ranking table}``.
+        ``{"md": path, "html": path, "table": the ranking table (:func:`card_table`),
+        "confidence": the confidence of its intervals}``.
     """
     import json as _json
 
@@ -300,13 +731,21 @@ def write_card(directory: str | Path, measure: str, out: str | Path | None = Non
     folder = Path(out) if out is not None else directory / "report"
     folder.mkdir(parents=True, exist_ok=True)
     results = load_results(directory)
-    table = card_table(results, measure)
-    agreement = agreement_table(results, measure)
-    values = card_values(results)
+    resamples = (
+        load_results(directory, "resamples")
+        if (directory / "results" / "resamples").is_dir()
+        else None
+    )
     spec = tomllib.loads((directory / "study.toml").read_text(encoding="utf-8"))
     manifest = _json.loads((directory / "manifest.json").read_text())
+    confidence = float(spec.get("study", {}).get("confidence", DEFAULT_CONFIDENCE))
+    seed = int(manifest.get("seed") or 0)
     names = spec.get("measures", {}).get("names", [])
-    baselines = [n if isinstance(n, str) else n.get("label", n.get("name", "")) for n in names][1:]
+    labels = [n if isinstance(n, str) else n.get("label", n.get("name", "")) for n in names]
+    values = card_values(results, resamples, confidence=confidence, seed=seed, order=labels)
+    table = card_table(results, measure, values=values)
+    agreement = agreement_table(results, measure, resamples, confidence=confidence, seed=seed)
+    baselines = labels[1:]
     worlds = "; ".join(
         f"{w.get('id')} ("
         + (
@@ -318,33 +757,61 @@ def write_card(directory: str | Path, measure: str, out: str | Path | None = Non
         + ")"
         for w in spec.get("worlds", [])
     )
+    level = f"{confidence:.0%}"
+    several = "world" in table
+    caveats = _caveats(values)
     blocks = [
         doc.text(
             f"How **{measure}** ranks among {len(baselines)} baselines ({', '.join(baselines)}) "
-            f"on each criterion of metaeval's battery, on {worlds}. Rank 1 is the best; "
-            "values are means over worlds, replicates and trials. Seed "
-            f"{manifest.get('seed')}."
+            f"on each criterion of metaeval's battery, on {worlds}. Each value is the mean over "
+            "replicates and trials, with its "
+            f"{level} interval `[low, high]` for the expected value (a paired bootstrap over "
+            "the topics, the trials and the replicates)"
+            + ("; each world has its own row, never averaged" if several else "")
+            + f". {RANKS_MEAN} Seed {manifest.get('seed')}."
         ),
-        doc.table(table, "card", "Rank on each criterion"),
+        doc.text(_rests_on_text(table, confidence)),
     ]
+    if caveats:
+        blocks.append(
+            doc.banner(
+                f"Rough intervals: {caveats}. With more of them, an interval could move and a "
+                "rank range narrow or widen."
+            )
+        )
+    blocks.append(doc.table(card_display(table, measure), "card", "Rank on each criterion"))
     if len(values):
         blocks.append(
             doc.figure(
                 fig.card_dots(values, measure),
                 "card",
-                f"Every measure on each criterion; {measure} in red, the best end to the right",
+                f"Every measure on each criterion, with its {level} interval; {measure} in red, "
+                "the best end to the right. Criteria of one kind (tau, power) share one axis, "
+                "so a gap looks as large as it is",
             )
         )
     if len(agreement):
+        shown_agreement = agreement.drop(
+            columns=[c for c in agreement if c.endswith(("_low", "_high"))]
+        ).assign(
+            tau_b=[
+                shown(*v)
+                for v in zip(agreement["tau_b"], agreement["tau_b_low"], agreement["tau_b_high"])
+            ],
+            tau_AP=[
+                shown(*v)
+                for v in zip(agreement["tau_AP"], agreement["tau_AP_low"], agreement["tau_AP_high"])
+            ],
+        )
         blocks += [
             doc.text(
                 f"Agreement with the baselines: Kendall's tau_b (and tau_AP, the baseline's "
                 f"ranking taken as the truth) between {measure}'s ranking of the systems and "
-                "each baseline's, under the full judgments. Near 1: it ranks systems as that "
-                "baseline does (it adds little as a second opinion); low: it sees something "
-                "else."
+                f"each baseline's, under the full judgments, with its {level} interval. Near "
+                "1: it ranks systems as that baseline does (it adds little as a second "
+                "opinion); low: it sees something else."
             ),
-            doc.table(agreement, "card_agreement", "Agreement with each baseline"),
+            doc.table(shown_agreement, "card_agreement", "Agreement with each baseline"),
         ]
     blocks.append(
         doc.text(
@@ -355,47 +822,100 @@ def write_card(directory: str | Path, measure: str, out: str | Path | None = Non
     title = f"Report card: {measure}"
     md = doc.write_markdown(blocks, folder, title, name="card.md")
     html = doc.write_html(blocks, folder / "card.html", title)
-    return {"md": md, "html": html, "table": table}
+    return {"md": md, "html": html, "table": table, "confidence": confidence}
 
 
-def quickstart_summary(summary: pd.DataFrame) -> pd.DataFrame:
-    """Measures as rows, a few telling numbers as columns (means over worlds and trials), in
-    the study's order of measures; a measure a criterion does not apply to is NaN."""
-    # (kind, statistic, other, degrader, level, x): the quickstart's degraders are "sampled"
-    # (stratified, % kept) and "pool" (pool depth); both have a level "10"
-    picks = {
-        "tau vs full, 10% judged": ("robustness", "tau_b", "full", "sampled", "10", None),
-        "tau vs full, depth-5 pool": ("robustness", "tau_b", "full", "pool", "5", None),
-        "tau vs truth, full": ("robustness", "tau_b", "truth", "", "full", None),
-        "power, full": ("discriminative_power", "power", "", "", "full", None),
-        "power, 10% judged": ("discriminative_power", "power", "", "sampled", "10", None),
-        "tau, 10 topics": ("stability", "tau_subset", "", "", "full", 10),
-        "RMS": ("informativeness", "rms", "", "", "full", 1),
-    }
-    order = list(dict.fromkeys(summary["measure"])) if len(summary) else []
-    table = {}
-    for column, (kind, stat, other, degrader, level, x) in picks.items():
+#: The quickstart's columns: (kind, statistic, other, degrader, level, x). Its degraders are
+#: "sampled" (stratified, % kept) and "pool" (pool depth); both have a level "10".
+QUICKSTART = {
+    "tau vs full, 10% judged": ("robustness", "tau_b", "full", "sampled", "10", None),
+    "tau vs full, depth-5 pool": ("robustness", "tau_b", "full", "pool", "5", None),
+    "tau vs truth, full": ("robustness", "tau_b", "truth", "", "full", None),
+    "power, full": ("discriminative_power", "power", "", "", "full", None),
+    "power, 10% judged": ("discriminative_power", "power", "", "sampled", "10", None),
+    "tau, 10 topics": ("stability", "tau_subset", "", "", "full", 10),
+    "RMS": ("informativeness", "rms", "", "", "full", 1),
+}
+
+
+def _quickstart_rows(summary: pd.DataFrame):
+    for column, (kind, stat, other, degrader, level, x) in QUICKSTART.items():
         d = summary[
             (summary["kind"] == kind)
             & (summary["statistic"] == stat)
             & (summary["other"] == other)
             & (summary["degrader"] == degrader)
-            & (summary["level"] == level)
+            & (summary["level"].astype(str) == level)
         ]
         if x is not None:
             d = d[np.isclose(d["x"].astype(float), float(x))]
         if len(d):
-            table[column] = d.groupby("measure", sort=False)["mean"].mean()
+            yield column, d
+
+
+def quickstart_summary(summary: pd.DataFrame, *, intervals: bool = False) -> pd.DataFrame:
+    """Measures as rows, a few telling numbers as columns, in the study's order of measures;
+    a measure a criterion does not apply to is NaN (``-`` with ``intervals``).
+
+    ``summary`` is a study's summary (:func:`metaeval.report.summarise`). Each cell is the
+    mean over replicates and trials, or with ``intervals`` the text ``mean [low, high]``
+    (its interval). A study of several worlds has a row per world and measure (the index
+    ``world, measure``): intervals of different worlds are never averaged.
+    """
+    order = list(dict.fromkeys(summary["measure"])) if len(summary) else []
+    worlds = list(dict.fromkeys(summary["world"])) if len(summary) else []
+    index = ["world", "measure"] if len(worlds) > 1 else ["measure"]
+    table = {}
+    for column, d in _quickstart_rows(summary):
+        d = d.drop_duplicates(["world", "measure"]).set_index(index)
+        table[column] = (
+            pd.Series([shown(*v) for v in zip(d["mean"], d["low"], d["high"])], index=d.index)
+            if intervals
+            else d["mean"].astype(float)
+        )
     frame = pd.DataFrame(table)
-    return frame.reindex([m for m in order if m in frame.index])
+    if frame.empty:
+        return frame
+    rank = {m: i for i, m in enumerate(order)}
+    world_rank = {w: i for i, w in enumerate(worlds)}
+    keys = frame.index.to_frame(index=False)
+    key = keys["measure"].map(rank) + (
+        keys["world"].map(world_rank) * len(rank) if "world" in keys else 0
+    )
+    frame = frame.iloc[np.argsort(key.to_numpy(), kind="stable")]
+    return frame.fillna("-") if intervals else frame
+
+
+def quickstart_basis(summary: pd.DataFrame, confidence: float = DEFAULT_CONFIDENCE) -> str:
+    """What the intervals of :func:`quickstart_summary` rest on: ``95% intervals of the
+    expected value over 30 topics (200 paired resamples), 3 trials, 2 replicates``, and what
+    makes them rough."""
+    parts = [d for _, d in _quickstart_rows(summary)]
+    if not parts:
+        return ""
+    d = pd.concat(parts)
+    topics = tuple(sorted({int(t) for t in d["topics"].dropna()}))
+    sources = Sources(
+        topics, int(d["resamples"].max()), int(d["trials"].max()), int(d["replicates"].max())
+    )
+    text = f"[low, high]: {confidence:.0%} intervals of the expected value over {sources.text()}"
+    caveats = sources.caveats()
+    return text + (f" (rough: {'; '.join(caveats)})" if caveats else "")
 
 
 __all__ = [
     "card_study",
     "card_table",
     "card_values",
+    "card_display",
+    "card_lines",
     "agreement_table",
     "write_card",
     "quickstart_summary",
+    "quickstart_basis",
+    "rank_text",
+    "shown",
     "BATTERY",
+    "BOUNDS",
+    "NOISE",
 ]

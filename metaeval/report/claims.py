@@ -9,24 +9,23 @@ A claim in a study file names what it says and how to check it::
     check = { kind = "order", criterion = "discriminative_power", statistic = "power",
               level = "10", greater = ["AP'"], than = ["AP"] }
 
-Check kinds (each is evaluated on every world, over its trials and replicates):
+Check kinds (each is judged on every world):
 
 ``order``
     ``greater`` and ``than`` (a measure or a group; or ``less`` and ``than``) on ``statistic``
     of ``criterion`` at ``level`` (default ``"full"``; ``levels = [...]``: at every one of
-    them). Each pair is compared trial by trial; ``mode = "mean"`` compares the groups' means
-    instead of every pair; ``tolerance``: the difference must exceed it. ``like`` and
-    ``than`` with ``within = w``: the measures behave alike (their difference stays within
-    +-w; outside it entirely: does not hold).
+    them). Every pair is a part of the claim; ``mode = "mean"`` compares the groups' means
+    instead; ``tolerance``: the difference must exceed it. ``like`` and ``than`` with
+    ``within = w``: the measures behave alike, their difference within +-w (an equivalence).
 ``threshold``
-    ``measures`` above ``above`` (or below ``below``).
+    ``measures`` above ``above`` (or below ``below``); each measure is a part.
 ``trend``
     ``measures`` ``direction = "falls" | "rises" | "flat"`` from level ``from`` to level
-    ``to`` by more than ``tolerance`` (within it, for flat). Without ``from`` the statistic is
-    itself a change (as ``mean_drift``).
+    ``to`` by more than ``tolerance`` (within it, for flat: an equivalence). Without ``from``
+    the statistic is itself a change (as ``mean_drift``).
 ``analytic``
     computed on constructed lists while the study runs (see :mod:`metaeval.study.analytic`):
-    the saved outcome is read here.
+    exact, the saved outcome is read here.
 
 What is compared can be narrowed or transformed, in every kind but ``analytic``:
 
@@ -51,82 +50,152 @@ What is compared can be narrowed or transformed, in every kind but ``analytic``:
     Subtract the same statistic of another criterion (tau with AP on a topic subset minus tau
     with AP on all topics: how far the subset moves it).
 
-Verdicts: **holds** when the claimed direction is seen and the 95% interval (2.5-97.5
-percentiles over trials and replicates) excludes the opposite; **does not hold** when the
-opposite is seen with the same confidence; **inconclusive** otherwise. A real collection under
-its full judgments has one value (nothing random to repeat): its verdict is that value's.
-A claim about a group holds when every pair holds, and does not hold when any pair does not.
+**The verdict rule.** Each part of a claim is a claimed quantity theta (a difference between
+two measures, a value against a bound, a change between two levels), formed value by value and
+given its interval at the study's confidence c (95% by default) by the paired two-stage
+bootstrap of :mod:`metaeval.report.inference` (topics, trials, replicates). A part
+**holds** when its interval lies on the claimed side of the tolerance (for "within +-d"
+claims, wholly inside +-d), **does not hold** when it lies on the other side (wholly outside
++-d), and is **inconclusive** otherwise. Each side of a one-sided claim is so wrong at most
+(1 - c)/2 of the time.
+
+A claim with several parts (every pair of two groups, every level, every measure) **holds**
+when every part holds: an intersection-union test, which needs no correction for the number
+of parts (Berger 1982). It **does not hold** when at least one part is firmly reversed after
+Holm's correction over the parts (Holm 1979): the part with the strongest evidence against the
+claim is judged at (1 - c)/(2m) for m parts, the next at (1 - c)/(2(m - 1)), and so on, so
+that one reversal among twenty pairs is not declared by chance. Otherwise it is
+**inconclusive**.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from metaeval.report.inference import (
+    DEFAULT_METHOD,
+    FULL,
+    Evidence,
+    Interval,
+    NoData,
+    Sources,
+    Values,
+    interval,
+    mean_of,
+)
+from metaeval.study.spec import DEFAULT_CONFIDENCE
+
 HOLDS, FAILS, UNSURE = "holds", "does not hold", "inconclusive"
-COLUMNS = ["claim", "world", "verdict", "numbers", "text", "source"]
-FULL = "full"
-_KEYS = ["replicate", "trial"]
+COLUMNS = ["claim", "world", "verdict", "numbers", "basis", "text", "source"]
+PART_COLUMNS = [
+    "claim",
+    "world",
+    "part",
+    "verdict",
+    "estimate",
+    "low",
+    "high",
+    "claimed",
+    "side",
+    "tolerance",
+]
 
 
-class _NoData(LookupError):
-    """What a check needs is not in the saved results (the message says what)."""
+# ------------------------------------------------------------------------------ parts
+@dataclass
+class Part:
+    """One claimed quantity of a claim on one world, with its interval.
+
+    ``kind`` is ``"above"`` (the claim is theta > ``tol``) or ``"within"`` (|theta| <= ``tol``).
+    ``text`` shows the numbers in the claim's words; ``verdict`` is set by :func:`judge`.
+    """
+
+    label: str
+    kind: str
+    tol: float
+    interval: Interval
+    text: str
+    verdict: str = UNSURE
+
+    @property
+    def holds(self) -> bool:
+        iv = self.interval
+        if not iv.defined:
+            return False
+        if self.kind == "above":
+            return iv.low > self.tol
+        return -self.tol <= iv.low and iv.high <= self.tol
+
+    def fails_at(self, a: float) -> bool:
+        """Firmly reversed at one-sided level ``a``: the bound of the interval at confidence
+        1 - 2a lies on the other side."""
+        iv = self.interval
+        if not iv.defined:
+            return False
+        if self.kind == "above":
+            return iv.quantile(1 - a) < self.tol
+        return iv.quantile(a) > self.tol or iv.quantile(1 - a) < -self.tol
+
+    def evidence_against(self) -> float:
+        """The one-sided bootstrap p-value of "the part is firmly reversed" (the smaller, the
+        stronger the evidence against the claim); orders Holm's steps."""
+        iv = self.interval
+        if not iv.defined:
+            return np.inf
+        if self.kind == "above":
+            return iv.share_at_least(self.tol)
+        return min(iv.share_at_most(self.tol), iv.share_at_least(-self.tol))
+
+    @property
+    def margin(self) -> float:
+        """How far the interval is inside the claimed side (negative: outside)."""
+        iv = self.interval
+        if not iv.defined:
+            return -np.inf
+        if self.kind == "above":
+            return iv.low - self.tol
+        return self.tol - max(abs(iv.low), abs(iv.high))
+
+
+def judge(parts: list[Part], confidence: float) -> str:
+    """The claim's verdict from its parts (the rule of the module docstring); sets each part's
+    own verdict: holds, does not hold (after Holm's correction) or inconclusive."""
+    a = (1 - confidence) / 2
+    for p in parts:
+        p.verdict = HOLDS if p.holds else UNSURE
+    m = len(parts)
+    for k, p in enumerate(sorted(parts, key=lambda p: p.evidence_against())):
+        if not p.fails_at(a / (m - k)):
+            break
+        p.verdict = FAILS
+    if not parts:
+        return UNSURE
+    if any(p.verdict == FAILS for p in parts):
+        return FAILS
+    return HOLDS if all(p.verdict == HOLDS for p in parts) else UNSURE
 
 
 # ------------------------------------------------------------------------------ numbers
-def _interval(values) -> tuple[float, float, float, int]:
-    v = np.asarray(values, dtype=float)
-    v = v[~np.isnan(v)]
-    if v.size == 0:
-        return np.nan, np.nan, np.nan, 0
-    return float(v.mean()), float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5)), v.size
-
-
 def _num(v: float, signed: bool = False) -> str:
-    if v is None or np.isnan(v):
+    if v is None or not np.isfinite(v):
         return "nan"
     return f"{v:+.3f}" if signed else f"{v:.3f}"
 
 
-def _spread(mean: float, lo: float, hi: float, n: int, signed: bool = True) -> str:
-    """``+0.178 [+0.067, +0.276], n = 30``, or ``+0.178 (one value)``."""
-    if n <= 1:
-        return f"{_num(mean, signed)} (one value)"
-    return f"{_num(mean, signed)} [{_num(lo, signed)}, {_num(hi, signed)}], n = {n}"
-
-
-def _judge_positive(lo: float, hi: float, tol: float = 0.0) -> str:
-    """Verdict for "the quantity is > tol": holds / does not hold / inconclusive."""
-    if np.isnan(lo):
-        return UNSURE
-    if lo > tol:
-        return HOLDS
-    if hi < tol:
-        return FAILS
-    return UNSURE
-
-
-def _within(lo: float, hi: float, tol: float) -> str:
-    """Verdict for "the quantity is within +-tol": the whole interval inside holds, wholly
-    outside does not hold."""
-    if np.isnan(lo):
-        return UNSURE
-    if -tol <= lo and hi <= tol:
-        return HOLDS
-    if lo > tol or hi < -tol:
-        return FAILS
-    return UNSURE
-
-
-def _combine(verdicts: Sequence[str]) -> str:
-    if not verdicts:
-        return UNSURE
-    if FAILS in verdicts:
-        return FAILS
-    return HOLDS if all(v == HOLDS for v in verdicts) else UNSURE
+def _shown(iv: Interval, signed: bool = True, sign: float = 1.0) -> str:
+    """``+0.178 [+0.067, +0.276]`` (``sign = -1`` shows the negated quantity)."""
+    est = sign * iv.estimate
+    if not iv.defined:
+        return (
+            f"{_num(est, signed)} (no interval: {', '.join(iv.sources.caveats()) or 'no values'})"
+        )
+    lo, hi = sorted((sign * iv.low, sign * iv.high))
+    return f"{_num(est, signed)} [{_num(lo, signed)}, {_num(hi, signed)}]"
 
 
 def _as_list(v) -> list:
@@ -135,97 +204,75 @@ def _as_list(v) -> list:
     return [v] if isinstance(v, (str, int, float)) else list(v)
 
 
+def basis(sources: Sources, confidence: float) -> str:
+    """What a verdict's intervals rest on: ``95% intervals over 54 topics (200 paired
+    resamples), 10 trials``, and what makes them rough."""
+    text = f"{confidence:.0%} intervals over {sources.text()}"
+    caveats = sources.caveats()
+    return text + (f" ({'; '.join(caveats)}: rough)" if caveats else "")
+
+
 # ------------------------------------------------------------------------------ values
-class _Data:
-    """The saved rows a claim reads."""
+class _Claim:
+    """One claim on one world: its values, with the check's modifiers applied, and the
+    intervals of its parts."""
 
-    def __init__(self, results: pd.DataFrame):
-        self.results = results
+    def __init__(
+        self, evidence: Evidence, check: dict, world: str, confidence: float, rng_for, method: str
+    ):
+        self.evidence, self.check, self.world = evidence, check, world
+        self.confidence, self.rng_for, self.method = confidence, rng_for, method
 
-    def rows(self, check: dict, world: str, level: str, criterion: str, against) -> pd.DataFrame:
-        r = self.results
-        d = r[
-            (r["world"] == world)
-            & (r["criterion"] == criterion)
-            & (r["statistic"] == check["statistic"])
-        ]
-        return self._narrow(d, check, level, against)
+    def series(self, measure, level, against=None, criterion=None, statistic=None) -> Values:
+        c = self.check
+        rows = self.evidence.rows(
+            self.world,
+            criterion or c["criterion"],
+            statistic or c["statistic"],
+            level,
+            degrader=c.get("degrader"),
+            against=against,
+            x=c.get("x"),
+        )
+        try:
+            return self.evidence.values(rows, measure)
+        except NoData:
+            raise NoData(
+                f"no saved {statistic or c['statistic']} of {measure} at level {level}"
+                + (f" against {against}" if against is not None else "")
+            ) from None
 
-    def _narrow(self, d: pd.DataFrame, check: dict, level: str, against) -> pd.DataFrame:
-        d = d[d["level"].astype(str) == str(level)]
-        if str(level) != FULL:
-            if "degrader" in check:
-                d = d[d["degrader"] == check["degrader"]]
-            elif d["degrader"].nunique() > 1:
-                raise _NoData(
-                    f"several degraders have level {level} "
-                    f"({', '.join(sorted(d['degrader'].unique()))}): name one with degrader"
-                )
-        if against is not None and "other" in d.columns:
-            d = d[d["other"] == against]
-        if "x" in check and "x" in d.columns:
-            xs = np.asarray([float(x) for x in _as_list(check["x"])])
-            d = d[np.isclose(d["x"].astype(float).to_numpy()[:, None], xs).any(axis=1)]
-        return d
-
-    def series(
-        self,
-        check: dict,
-        world: str,
-        measure: str,
-        level: str,
-        against=None,
-        criterion: str | None = None,
-        statistic: str | None = None,
-    ) -> pd.Series:
-        """One value per (replicate, trial) of one measure (averaged over the listed ``x``)."""
-        criterion = criterion or check["criterion"]
-        check = {**check, "statistic": statistic or check["statistic"]}
-        d = self.rows(check, world, level, criterion, against)
-        return d[d["measure"] == measure].groupby(_KEYS)["value"].mean()
-
-    def values(self, check: dict, world: str, measure: str, level: str, against) -> pd.Series:
+    def values(self, measure: str, level: str, against) -> Values:
         """The compared quantity of one measure, with ``per``, ``relative_to`` and
         ``change_from`` applied; ``against`` a tuple: averaged over those references (the
         measure itself left out)."""
+        c = self.check
         if isinstance(against, tuple):
-            refs = [a for a in against if a != measure]
-            parts = [self.values(check, world, measure, level, a) for a in refs]
-            return pd.concat(parts, axis=1).mean(axis=1).dropna()
-        v = self.series(check, world, measure, level, against)
-        if v.empty:
-            raise _NoData(
-                f"no saved {check['statistic']} of {measure} at level {level}"
-                + (f" against {against}" if against is not None else "")
-            )
-        if "per" in check:
-            v = v / self.series(check, world, measure, level, against, statistic=check["per"])
-        if "relative_to" in check:
-            base = self.series(check, world, measure, check["relative_to"], against)
-            if "per" in check:
-                base = base / self.series(
-                    check, world, measure, check["relative_to"], against, statistic=check["per"]
-                )
-            v = v / _broadcast(base, v)
-        if "change_from" in check:
-            base = self.series(
-                check, world, measure, level, against, criterion=check["change_from"]
-            )
-            v = v - _broadcast(base, v)
-        if check.get("absolute"):
-            v = v.abs()
-        return v.replace([np.inf, -np.inf], np.nan).dropna()
+            return mean_of([self.values(measure, level, a) for a in against if a != measure])
+        v = self.series(measure, level, against)
+        if "per" in c:
+            v = v / self.series(measure, level, against, statistic=c["per"])
+        if "relative_to" in c:
+            base = self.series(measure, c["relative_to"], against)
+            if "per" in c:
+                base = base / self.series(measure, c["relative_to"], against, statistic=c["per"])
+            v = v / base
+        if "change_from" in c:
+            v = v - self.series(measure, level, against, criterion=c["change_from"])
+        if c.get("absolute"):
+            v = abs(v)
+        return v
 
+    def interval(self, values: Values, label: str) -> Interval:
+        return interval(values, self.confidence, self.rng_for(label), self.method)
 
-def _broadcast(base: pd.Series, like: pd.Series) -> np.ndarray:
-    """``base`` aligned with ``like``: by the same keys when they match, else (the full
-    judgments: one value per replicate) by replicate."""
-    if base.index.equals(like.index) or (
-        base.index.nlevels == like.index.nlevels and like.index.isin(base.index).all()
-    ):
-        return base.reindex(like.index).to_numpy()
-    per_replicate = base.groupby(level="replicate").mean()
-    return per_replicate.reindex(like.index.get_level_values("replicate")).to_numpy()
+    def n_pairs(self, level: str) -> float | None:
+        """The number of system pairs a discriminative power is a share of."""
+        c = self.check
+        if c.get("statistic") != "power" or {"per", "relative_to", "change_from"} & set(c):
+            return None
+        rows = self.evidence.rows(self.world, c["criterion"], "n_pairs", level)
+        return float(rows["value"].mean()) if len(rows) else None
 
 
 def _contexts(check: dict) -> list[tuple[str, object]]:
@@ -250,7 +297,8 @@ def _where(level: str, against, many_levels: bool, many_against: bool) -> str:
 
 
 # ------------------------------------------------------------------------------ checks
-def _order(data: _Data, check: dict, world: str) -> tuple[str, str]:
+def _order(claim: _Claim) -> list[Part]:
+    check = claim.check
     # "less = A, than = B" is "greater = B, than = A" (lower is better, e.g. an RMS error);
     # "like = A, than = B, within = w": A and B no more than w apart
     if "less" in check:
@@ -264,125 +312,144 @@ def _order(data: _Data, check: dict, world: str) -> tuple[str, str]:
     contexts = _contexts(check)
     many_l = len({lv for lv, _ in contexts}) > 1
     many_a = len({a for _, a in contexts}) > 1
-    outcomes = []  # (verdict, lo, text)
+    changed = "change_from" in check
+    parts = []
     for level, against in contexts:
         where = _where(level, against, many_l, many_a)
-
-        def val(m, level=level, against=against):
-            return data.values(check, world, m, level, against)
-
         # a measure is not compared with itself, nor against itself as the reference
         g_side = [m for m in greater if m != against]
         t_side = [m for m in than if m != against]
         if not g_side or not t_side:
             continue
         if check.get("mode", "each") == "mean":
-            a = pd.concat([val(m) for m in g_side], axis=1).mean(axis=1)
-            b = pd.concat([val(m) for m in t_side], axis=1).mean(axis=1)
+            a = mean_of([claim.values(m, level, against) for m in g_side])
+            b = mean_of([claim.values(m, level, against) for m in t_side])
             pairs = [(" + ".join(g_side), " + ".join(t_side), a, b)]
         else:
-            pairs = [(g, t, val(g), val(t)) for g in g_side for t in t_side if g != t]
+            pairs = [
+                (g, t, claim.values(g, level, against), claim.values(t, level, against))
+                for g in g_side
+                for t in t_side
+                if g != t
+            ]
+        n_pairs = claim.n_pairs(level)
         for g, t, a, b in pairs:
-            diff = (a - b).dropna()
-            mean, lo, hi, n = _interval(diff.to_numpy())
+            label = f"{g} - {t}{where}"
+            iv = claim.interval(a - b, label)
             if word == "like":
-                verdict = _within(lo, hi, within)
                 text = (
-                    f"{g} {_num(a.mean())} vs {t} {_num(b.mean())}{where}: difference "
-                    + _spread(mean, lo, hi, n)
-                    + f", claimed within {within:g}"
+                    f"{g} {_num(a.estimate)} vs {t} {_num(b.estimate)}{where}: difference "
+                    f"{_shown(iv)}, claimed within {within:g}"
                 )
-                outcomes.append((verdict, within - max(abs(lo), abs(hi)), text))
+                parts.append(Part(label, "within", within, iv, text))
                 continue
-            verdict = _judge_positive(lo, hi, tol)
             # say it in the claim's words: "A above B" ("B below A" for a less-than claim)
             first, second, x, y, sign = (
-                (g, t, a.mean(), b.mean(), 1) if word == "above" else (t, g, b.mean(), a.mean(), -1)
+                (g, t, a.estimate, b.estimate, 1.0)
+                if word == "above"
+                else (t, g, b.estimate, a.estimate, -1.0)
             )
-            changed = "change_from" in check
+            effect = ""
+            if n_pairs and np.isfinite(iv.estimate):
+                effect = f" ({sign * iv.estimate * n_pairs:+.0f} of {n_pairs:,.0f} pairs)"
             text = (
                 f"{first} {_num(x, changed)} vs {second} {_num(y, changed)}{where}: difference "
-                + _spread(sign * mean, *sorted((sign * lo, sign * hi)), n)
-                + (f", claimed beyond {tol:g}" if tol else "")
+                f"{_shown(iv, sign=sign)}{effect}" + (f", claimed beyond {tol:g}" if tol else "")
             )
-            outcomes.append((verdict, lo - tol, text))
-    if not outcomes:
-        return UNSURE, "no saved values"
-    out = _summarise(outcomes, "pairs")
-    if "change_from" in check:
-        out = f"Change from {check['change_from']}: {out}"
-    return _combine([o[0] for o in outcomes]), out
+            parts.append(Part(label, "above", tol, iv, text))
+    return parts
 
 
-def _summarise(outcomes: list[tuple[str, float, str]], what: str) -> str:
-    """One outcome as is; several: how many hold, and the ones that do not (worst first)."""
-    if len(outcomes) == 1:
-        return outcomes[0][2]
-    held = sum(1 for v, _, _ in outcomes if v == HOLDS)
-    out = [f"{held} of {len(outcomes)} {what} hold"]
-    for verdict, label in ((FAILS, "Does not hold for"), (UNSURE, "Inconclusive for")):
-        these = sorted((o for o in outcomes if o[0] == verdict), key=lambda o: o[1])
-        if these:
-            shown = "; ".join(o[2] for o in these[:3])
-            more = f"; and {len(these) - 3} more" if len(these) > 3 else ""
-            out.append(f"{label}: {shown}{more}")
-    if held == len(outcomes):
-        worst = min(outcomes, key=lambda o: o[1])
-        out.append(f"Closest: {worst[2]}")
-    return ". ".join(out)
-
-
-def _threshold(data: _Data, check: dict, world: str) -> tuple[str, str]:
+def _threshold(claim: _Claim) -> list[Part]:
+    check = claim.check
     contexts = _contexts(check)
     many_l = len({lv for lv, _ in contexts}) > 1
     many_a = len({a for _, a in contexts}) > 1
     above = "above" in check
     t = float(check["above"] if above else check["below"])
-    outcomes = []
+    side = "above" if above else "below"
+    parts = []
     for level, against in contexts:
         where = _where(level, against, many_l, many_a)
         for m in _as_list(check["measures"]):
-            mean, lo, hi, n = _interval(data.values(check, world, m, level, against).to_numpy())
-            v = _judge_positive(lo - t, hi - t) if above else _judge_positive(t - hi, t - lo)
-            side = "above" if above else "below"
-            text = f"{m}{where} {_spread(mean, lo, hi, n, signed=False)}, claimed {side} {t:g}"
-            outcomes.append((v, (lo - t) if above else (t - hi), text))
-    return _combine([o[0] for o in outcomes]), _summarise(outcomes, "measures")
+            v = claim.values(m, level, against)
+            # the claimed quantity: the distance from the bound on the claimed side
+            label = f"{m}{where} - {t:g}" if above else f"{t:g} - {m}{where}"
+            iv = claim.interval(v - t if above else -(v - t), label)
+            shown = claim.interval(v, label)
+            text = f"{m}{where} {_shown(shown, signed=False)}, claimed {side} {t:g}"
+            parts.append(Part(label, "above", 0.0, iv, text))
+    return parts
 
 
-def _trend(data: _Data, check: dict, world: str) -> tuple[str, str]:
+def _trend(claim: _Claim) -> list[Part]:
+    check = claim.check
     tol = float(check.get("tolerance", 0.0))
     direction = check.get("direction", "falls")
-    outcomes = []
+    parts = []
     for against in _as_list(check.get("against")) or [None]:
         for m in _as_list(check["measures"]):
-            end = data.values(check, world, m, str(check["to"]), against)
-            if "from" in check:
-                start = data.values(check, world, m, str(check["from"]), against)
-                change = end - _broadcast(start, end)
+            end = claim.values(m, str(check["to"]), against)
+            change = end - claim.values(m, str(check["from"]), against) if "from" in check else end
+            name = m + (f" against {against}" if against is not None else "")
+            label = {"falls": "fall of ", "rises": "rise of "}.get(direction, "change of ") + name
+            iv = claim.interval(change, label)
+            if direction == "flat":
+                part = Part(label, "within", tol, iv, "")
             else:
-                change = end
-            mean, lo, hi, n = _interval(change.to_numpy())
-            if direction == "falls":
-                v = _judge_positive(-hi - tol, -lo - tol)
-                margin = -hi - tol
-            elif direction == "rises":
-                v = _judge_positive(lo - tol, hi - tol)
-                margin = lo - tol
-            else:  # flat: the whole interval within +-tol holds; entirely outside does not
-                margin = tol - max(abs(lo), abs(hi))
-                v = _within(lo, hi, tol)
-            moved = "falls" if mean < 0 else "rises"
-            text = f"{m} {moved} by {_spread(abs(mean), *sorted((abs(lo), abs(hi))), n, False)}"
-            if n > 1 and lo < 0 < hi:
-                text = f"{m} changes by {_spread(mean, lo, hi, n)}"
-            outcomes.append((v, margin, text))
-    claimed = {
-        "falls": f"claimed to fall by more than {tol:g}",
-        "rises": f"claimed to rise by more than {tol:g}",
-        "flat": f"claimed to stay within {tol:g}",
-    }[direction]
-    return _combine([o[0] for o in outcomes]), f"{_summarise(outcomes, 'measures')} ({claimed})"
+                sign = -1.0 if direction == "falls" else 1.0
+                part = Part(label, "above", tol, claim.interval(change * sign, label), "")
+            if iv.defined and iv.low < 0 < iv.high:
+                part.text = f"{m} changes by {_shown(iv)}"
+            else:
+                moved = "falls" if iv.estimate < 0 else "rises"
+                part.text = (
+                    f"{m} {moved} by {_shown(iv, signed=False, sign=np.sign(iv.estimate) or 1)}"
+                )
+            parts.append(part)
+    return parts
+
+
+def _say(parts: list[Part], what: str, direction: str | None = None) -> str:
+    """One part as is; several: how many hold, the firmly reversed and the inconclusive ones
+    (worst first), or the closest when all hold."""
+    if len(parts) == 1:
+        return parts[0].text
+    held = sum(p.verdict == HOLDS for p in parts)
+    out = [f"{held} of {len(parts)} {what} hold"]
+    for verdict, label in (
+        (FAILS, f"Does not hold (Holm over {len(parts)}) for"),
+        (UNSURE, "Inconclusive for"),
+    ):
+        these = sorted((p for p in parts if p.verdict == verdict), key=lambda p: p.margin)
+        if these:
+            shown = "; ".join(p.text for p in these[:3])
+            more = f"; and {len(these) - 3} more" if len(these) > 3 else ""
+            out.append(f"{label}: {shown}{more}")
+    if held == len(parts):
+        out.append(f"Closest: {min(parts, key=lambda p: p.margin).text}")
+    return ". ".join(out)
+
+
+_CLAIMED = {
+    "falls": "claimed to fall by more than {tol:g}",
+    "rises": "claimed to rise by more than {tol:g}",
+    "flat": "claimed to stay within {tol:g}",
+}
+
+
+def _numbers(kind: str, check: dict, parts: list[Part]) -> str:
+    if not parts:
+        return "no saved values"
+    if kind == "order":
+        out = _say(parts, "pairs")
+        return f"Change from {check['change_from']}: {out}" if "change_from" in check else out
+    if kind == "threshold":
+        return _say(parts, "measures")
+    claimed = _CLAIMED[check.get("direction", "falls")].format(
+        tol=float(check.get("tolerance", 0.0))
+    )
+    return f"{_say(parts, 'measures')} ({claimed})"
 
 
 def _analytic(table: pd.DataFrame | None, claim_id: str) -> tuple[str, str]:
@@ -416,50 +483,120 @@ def _expected(e) -> str:
 CHECKS = {"order": _order, "threshold": _threshold, "trend": _trend}
 
 
-def verdicts(
+def judge_claims(
     claims: Sequence[dict],
     results: pd.DataFrame,
+    resamples: pd.DataFrame | None = None,
     analytic: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """One row per claim and world: ``claim, world, verdict, numbers, text, source``.
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = 0,
+    method: str = DEFAULT_METHOD,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The verdicts, one row per claim and world, and the parts they rest on.
 
     Parameters
     ----------
     claims : sequence of dict
         The study file's ``[[claims]]`` tables (as its ``claims.json`` saves them).
-    results : DataFrame
-        The study's saved ``results`` table.
+    results, resamples : DataFrame
+        The study's saved ``results`` and ``resamples`` tables.
     analytic : DataFrame, optional
         The saved outcomes of the analytic checks (the ``claims`` table).
+    confidence : float
+        Of every interval.
+    seed : int
+        The study seed: the trial and replicate draws of each claim's bootstrap derive from
+        it and from what the claim is, so a verdict is the same whenever it is drawn.
+    method : {"expanded", "centered", "percentile"}
+        How intervals are read off the draws (:func:`metaeval.report.inference.interval`);
+        the default is the one calibrated best (docs/calibration.md).
+
+    Returns
+    -------
+    verdicts : DataFrame
+        ``claim, world, verdict, numbers, basis, text, source``.
+    parts : DataFrame
+        ``claim, world, part, verdict, estimate, low, high, claimed``: every part's interval.
     """
-    rows = []
-    worlds = list(dict.fromkeys(results["world"])) if len(results) else []
-    data = _Data(results)
+    from metaeval.study.seeding import generator
+
+    rows, part_rows = [], []
+    evidence = Evidence(results, resamples)
+    worlds = evidence.worlds
     for claim in claims:
         check = claim.get("check", {})
         kind = check.get("kind")
-        base = {
-            "claim": claim.get("id", ""),
-            "text": claim.get("text", ""),
-            "source": claim.get("source", ""),
-        }
+        cid = claim.get("id", "")
+        base = {"claim": cid, "text": claim.get("text", ""), "source": claim.get("source", "")}
         if kind == "analytic":
-            verdict, numbers = _analytic(analytic, base["claim"])
-            rows.append({**base, "world": "(analytic)", "verdict": verdict, "numbers": numbers})
+            verdict, numbers = _analytic(analytic, cid)
+            rows.append(
+                {
+                    **base,
+                    "world": "(analytic)",
+                    "verdict": verdict,
+                    "numbers": numbers,
+                    "basis": "exact, on constructed lists",
+                }
+            )
             continue
-        wanted = _as_list(check.get("worlds")) or worlds
-        for world in wanted:
+        for world in _as_list(check.get("worlds")) or worlds:
+            verdict, numbers, why = UNSURE, "", ""
             if kind not in CHECKS:
-                verdict, numbers = UNSURE, f"unknown check kind {kind!r}"
+                numbers = f"unknown check kind {kind!r}"
             elif len(results) == 0:
-                verdict, numbers = UNSURE, "no saved results"
+                numbers = "no saved results"
             else:
+
+                def rng_for(label, cid=cid, world=world):
+                    return generator(seed, "verdict", {"claim": cid, "world": world, "part": label})
+
                 try:
-                    verdict, numbers = CHECKS[kind](data, check, world)
-                except _NoData as err:
-                    verdict, numbers = UNSURE, f"not computed: {err}"
-            rows.append({**base, "world": world, "verdict": verdict, "numbers": numbers})
-    return pd.DataFrame(rows, columns=COLUMNS)
+                    parts = CHECKS[kind](
+                        _Claim(evidence, check, world, confidence, rng_for, method)
+                    )
+                except NoData as err:
+                    numbers = f"not computed: {err}"
+                else:
+                    verdict = judge(parts, confidence)
+                    numbers = _numbers(kind, check, parts)
+                    if parts:
+                        sources = parts[0].interval.sources
+                        for p in parts[1:]:
+                            sources = sources.merge(p.interval.sources, sources.resamples)
+                        why = basis(sources, confidence)
+                    part_rows += [
+                        {
+                            "claim": cid,
+                            "world": world,
+                            "part": p.label,
+                            "verdict": p.verdict,
+                            "estimate": p.interval.estimate,
+                            "low": p.interval.low,
+                            "high": p.interval.high,
+                            "claimed": ("> " if p.kind == "above" else "within +-") + f"{p.tol:g}",
+                            "side": p.kind,
+                            "tolerance": p.tol,
+                        }
+                        for p in parts
+                    ]
+            rows.append(
+                {**base, "world": world, "verdict": verdict, "numbers": numbers, "basis": why}
+            )
+    return pd.DataFrame(rows, columns=COLUMNS), pd.DataFrame(part_rows, columns=PART_COLUMNS)
 
 
-__all__ = ["verdicts", "HOLDS", "FAILS", "UNSURE", "CHECKS"]
+def verdicts(
+    claims: Sequence[dict],
+    results: pd.DataFrame,
+    analytic: pd.DataFrame | None = None,
+    resamples: pd.DataFrame | None = None,
+    **kwargs,
+) -> pd.DataFrame:
+    """One row per claim and world: ``claim, world, verdict, numbers, basis, text, source``
+    (:func:`judge_claims` without the parts)."""
+    return judge_claims(claims, results, resamples, analytic, **kwargs)[0]
+
+
+__all__ = ["verdicts", "judge_claims", "judge", "Part", "HOLDS", "FAILS", "UNSURE", "CHECKS"]

@@ -11,7 +11,12 @@ Conventions shared by the figures:
   base measure's colour and marker (``AP``) and a dashed line, so the pair reads as one family;
 * measures are drawn, listed and coloured in the order they first appear in the frame (a
   study's results come in the order of its study file);
-* bands show the spread over trials and replicates: the 2.5 and 97.5 percentiles;
+* bands and bars show the interval of the expected value of a statistic: the ``low`` and
+  ``high`` of a study's summary (:func:`metaeval.report.inference.summarise`, a paired
+  bootstrap over topics, trials and replicates). Given raw rows (one value per trial and
+  replicate), a figure draws their mean alone: a spread of trials is not an interval. The one
+  exception is labelled so: the band of topic-subset stability is a spread over random topic
+  subsets, describing how variable a ranking on n topics is;
 * levels are drawn on a numeric axis when they are percentages of the judgments kept (the full
   judgments at 100), as categories otherwise (the full judgments first);
 * sizes are chosen so that a figure is shown at its own size on a page 1100 pixels wide:
@@ -25,8 +30,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-
-from metaeval._summary import interval_summary
 
 FULL = "full"
 #: The widest a figure gets (inches; 96 dpi: about a report page's width).
@@ -126,9 +129,29 @@ def level_axis(levels: pd.Series, percent: bool) -> tuple[pd.Series, list[str] |
     return levels.map({lv: i for i, lv in enumerate(order)}).astype(float), order
 
 
-def _bands(data: pd.DataFrame, x: str, y: str, by: str) -> pd.DataFrame:
-    out = interval_summary(data, [by, x], value=y).sort_values([by, x], kind="stable")
-    return out.rename(columns={"p025": "lo", "p975": "hi"})
+def _points(data: pd.DataFrame, x: str, y: str, by: str) -> pd.DataFrame:
+    """What to draw per ``by`` and ``x``: ``mean`` and the interval ``lo``, ``hi``.
+
+    A summary (columns ``mean``, ``low``, ``high``) brings its interval; raw rows (one ``y``
+    per trial and replicate) are averaged and get no interval (NaN): a spread of trials is not
+    one. Several summary rows at one point (say, several worlds in one panel) are averaged
+    without an interval too: intervals cannot be averaged.
+    """
+    keys = [by, x]
+    if {"mean", "low", "high"} <= set(data.columns):
+        grouped = data.groupby(keys, sort=False, dropna=False)
+        out = grouped.agg(
+            mean=("mean", "mean"), lo=("low", "first"), hi=("high", "first"), n=("mean", "size")
+        ).reset_index()
+        out.loc[out["n"] > 1, ["lo", "hi"]] = np.nan
+    else:
+        out = data.groupby(keys, sort=False, dropna=False)[y].mean().rename("mean").reset_index()
+        out["lo"] = out["hi"] = np.nan
+    return out.sort_values(keys, kind="stable")
+
+
+def _with_interval(lo: float, hi: float) -> bool:
+    return bool(np.isfinite(lo) and np.isfinite(hi) and hi > lo)
 
 
 def _lines(
@@ -142,8 +165,9 @@ def _lines(
     marker: bool = True,
     drawstyle: str = "default",
 ) -> None:
-    """One line per measure (mean over the other rows at each x), with a percentile band."""
-    summary = _bands(data, x, y, "measure")
+    """One line per measure (the mean at each x), with its interval as a band when the rows
+    carry one (:func:`_points`)."""
+    summary = _points(data, x, y, "measure")
     markers = measure_markers(list(palette))
     for m in palette:
         d = summary[summary["measure"] == m]
@@ -161,7 +185,7 @@ def _lines(
             linewidth=1.5,
             drawstyle=drawstyle,
         )
-        if band and (d["hi"] > d["lo"]).any():
+        if band and any(_with_interval(lo, hi) for lo, hi in zip(d["lo"], d["hi"])):
             alpha = 0.1 if len(palette) <= 6 else 0.05
             ax.fill_between(d[x], d["lo"], d["hi"], color=palette[m], alpha=alpha, linewidth=0)
 
@@ -203,8 +227,9 @@ def robustness_curves(
     level_names: dict | None = None,
 ) -> object:
     """Rank correlation against the level of damage (rows of a robustness criterion), one line
-    per measure, one panel per world and degrader; the band is the 2.5-97.5 percentile range
-    over trials (and replicates). The full judgments are drawn at 100 for percentage levels."""
+    per measure, one panel per world and degrader; given a study's summary, the band is the
+    interval of the expected value (raw rows: means only). The full judgments are drawn at 100
+    for percentage levels."""
     d = results[(results["statistic"] == statistic) & (results["other"] == against)]
     return _per_level(
         d,
@@ -218,8 +243,9 @@ def robustness_curves(
 def power_curves(
     results: pd.DataFrame, *, percent: Sequence[str] = (), level_names: dict | None = None
 ) -> object:
-    """Discriminative power against the level of damage, one line per measure; with one level
-    only (the full judgments), one dot per measure with its interval."""
+    """Discriminative power against the level of damage, one line per measure (with its
+    interval as a band, given a study's summary); with one level only (the full judgments),
+    one dot per measure with its interval."""
     d = results[results["statistic"] == "power"]
     if d["level"].nunique() <= 1:
         return measure_dots(d, xlabel="discriminative power")
@@ -229,7 +255,8 @@ def power_curves(
 def drift_curves(
     results: pd.DataFrame, *, percent: Sequence[str] = (), level_names: dict | None = None
 ) -> object:
-    """Mean drift (mean over systems of the reduced minus the full value) against the level."""
+    """Mean drift (mean over systems of the reduced minus the full value) against the level
+    (with its interval as a band, given a study's summary)."""
     d = results[results["statistic"] == "mean_drift"]
     return _per_level(
         d,
@@ -278,9 +305,9 @@ def _per_level(
 
 
 def measure_dots(d: pd.DataFrame, *, xlabel: str, value: str = "value") -> object:
-    """One value per measure and world (its mean, with the 2.5-97.5 percentile interval when
-    there are several): a dot chart, measures top to bottom in their order, one panel per
-    world (the panels share the measure axis)."""
+    """One value per measure and world: a dot chart, measures top to bottom in their order, one
+    panel per world (the panels share the measure axis). Given a study's summary (``mean``,
+    ``low``, ``high``), each dot has its interval as a bar; raw rows are drawn as their mean."""
     measures = list(dict.fromkeys(d["measure"]))
     worlds = list(dict.fromkeys(d["world"]))
     height = max(2.2, 0.28 * len(measures) + 1.0)
@@ -289,22 +316,22 @@ def measure_dots(d: pd.DataFrame, *, xlabel: str, value: str = "value") -> objec
     fig, axes = _figure(len(worlds), width=width, height=height)
     palette = measure_palette(measures)
     for ax, world in zip(axes, worlds):
-        s = _bands(d[d["world"] == world], "world", value, "measure")
+        s = _points(d[d["world"] == world], "world", value, "measure")
         s = s.set_index("measure").reindex(measures)
         y = np.arange(len(measures))
         for i, m in enumerate(measures):
             if np.isnan(s.loc[m, "mean"]):
                 continue
-            lo, hi = s.loc[m, "lo"], s.loc[m, "hi"]
+            mean, lo, hi = s.loc[m, ["mean", "lo", "hi"]]
+            _interval_bar(ax, lo, hi, i, palette[m])
             ax.errorbar(
-                s.loc[m, "mean"],
+                mean,
                 i,
-                xerr=[[s.loc[m, "mean"] - lo], [hi - s.loc[m, "mean"]]] if hi > lo else None,
                 fmt="o",
                 color=palette[m],
                 markerfacecolor="white" if is_condensed(m) else palette[m],
-                capsize=3,
                 label=m,
+                zorder=3,
             )
         ax.set_yticks(y, measures)
         ax.set_ylim(len(measures) - 0.5, -0.5)
@@ -312,6 +339,17 @@ def measure_dots(d: pd.DataFrame, *, xlabel: str, value: str = "value") -> objec
         ax.set_xlabel(xlabel)
         ax.grid(axis="x", alpha=0.3)
     return fig
+
+
+def _interval_bar(ax, lo: float, hi: float, at: float, colour, *, vertical: bool = False) -> None:
+    """An interval as a capped bar from ``lo`` to ``hi`` at ``at`` (nothing without one). It is
+    drawn as is, not as an error around the mean: a bootstrap percentile interval need not be
+    centred on the mean, nor contain it."""
+    if not _with_interval(lo, hi):
+        return
+    xs, ys = ([at, at], [lo, hi]) if vertical else ([lo, hi], [at, at])
+    ax.plot(xs, ys, color=colour, linewidth=1.2, marker="_" if vertical else "|",
+            markersize=6, zorder=2, label="_interval")  # fmt: skip
 
 
 def asl_curves(asl: pd.DataFrame, *, alpha: float | None = 0.05, ax=None) -> object:
@@ -406,11 +444,14 @@ def significance_bars(results: pd.DataFrame) -> object:
 
 def stability_curves(results: pd.DataFrame, *, statistic: str = "tau_subset") -> object:
     """Topic-subset stability: mean tau_b against the topic-set size, one line per measure,
-    with the 2.5-97.5 percentile band over repeats; one panel per world. The rows are the
-    criterion's summary (``statistic``, ``statistic_p025``, ``statistic_p975`` at ``x`` = the
-    topic-set size), averaged over replicates."""
+    with the band of its 2.5-97.5 percentiles over the random subsets; one panel per world.
+    The band is a spread, not an interval: it says how far the ranking on one random set of n
+    topics can be from the ranking on all of them. The rows are the criterion's
+    (``statistic``, ``statistic_p025``, ``statistic_p975`` at ``x`` = the topic-set size,
+    ``value``, or a summary's ``mean``), averaged over replicates."""
     from matplotlib.ticker import MaxNLocator
 
+    column = "value" if "value" in results else "mean"
     d = results[results["statistic"] == statistic]
     lo = results[results["statistic"] == f"{statistic}_p025"]
     hi = results[results["statistic"] == f"{statistic}_p975"]
@@ -424,7 +465,7 @@ def stability_curves(results: pd.DataFrame, *, statistic: str = "tau_subset") ->
 
             def line(frame, world=world, m=m):
                 f = frame[(frame["world"] == world) & (frame["measure"] == m)]
-                return f.groupby("x")["value"].mean()
+                return f.groupby("x")[column].mean()
 
             mean = line(d)
             if mean.empty:
@@ -456,7 +497,8 @@ def informativeness_bars(summary: pd.DataFrame) -> object:
     """Mean RMS error of the max-ent precision-recall curve inferred from each measure, per
     relevance threshold (lower = more informative); one panel per world.
 
-    ``summary`` has columns ``measure``, ``threshold``, ``rms`` and optionally ``world``.
+    ``summary`` has columns ``measure``, ``threshold``, ``rms`` and optionally ``world``, and
+    ``low`` and ``high`` (the interval of the expected RMS error, drawn as an error bar).
     """
     import seaborn as sns
 
@@ -482,6 +524,8 @@ def informativeness_bars(summary: pd.DataFrame) -> object:
             errorbar=None,
             legend=ax is axes[0],
         )
+        if {"low", "high"} <= set(sub.columns):
+            _bar_intervals(ax, sub, measures, sorted(d["threshold"].unique()))
         ax.set_title(world, fontsize="medium")
         ax.set_xlabel("")
         ax.set_ylabel("RMS error of the inferred PR curve")
@@ -489,6 +533,21 @@ def informativeness_bars(summary: pd.DataFrame) -> object:
         ax.grid(axis="y", alpha=0.25)
     _finish(fig, axes[:1], title="relevant means", ncols=len(d["threshold"].unique()))
     return fig
+
+
+def _bar_intervals(ax, sub: pd.DataFrame, order: list, hue_order: list) -> None:
+    """An error bar on each bar of a seaborn bar chart (measures along x, one bar per
+    threshold), from the rows' ``low`` and ``high``."""
+    bars = [c for c in ax.containers if hasattr(c, "patches")]
+    for level, container in zip(hue_order, list(bars)):
+        for patch in container.patches:
+            centre = patch.get_x() + patch.get_width() / 2
+            measure = order[int(round(centre))] if 0 <= round(centre) < len(order) else None
+            row = sub[(sub["measure"] == measure) & (sub["threshold"] == level)]
+            if row.empty:
+                continue
+            lo, hi = float(row["low"].iloc[0]), float(row["high"].iloc[0])
+            _interval_bar(ax, lo, hi, centre, "#333333", vertical=True)
 
 
 def pr_curves(curves: pd.DataFrame) -> object:
@@ -623,27 +682,22 @@ def top_heaviness_curves(frame: pd.DataFrame, *, y: str = "value") -> object:
 
 def collection_panels(frame: pd.DataFrame, statistics: Sequence[str] | None = None) -> object:
     """What each collection looks like, real beside simulated: one small panel per statistic,
-    one dot per world (its mean over replicates, with the 2.5-97.5 percentile range).
-    ``frame``: rows of the ``collection`` criterion (``world``, ``statistic``, ``value``)."""
+    one dot per world (its mean over replicates). ``frame``: rows of the ``collection``
+    criterion (``world``, ``statistic``, ``value``), or their summary (``mean``, ``low``,
+    ``high``): the bar is then the interval of the mean over replicates."""
     stats = list(statistics or dict.fromkeys(frame["statistic"]))
     worlds = list(dict.fromkeys(frame["world"]))
     fig, axes = _figure(len(stats), width=2.85, height=0.3 * len(worlds) + 1.1, cols=4)
     palette = dict(zip(worlds, _world_colours(len(worlds))))
     for ax, stat in zip(axes, stats):
-        s = _bands(frame[frame["statistic"] == stat], "statistic", "value", "world")
+        s = _points(frame[frame["statistic"] == stat], "statistic", "value", "world")
         s = s.set_index("world").reindex(worlds)
         for i, w in enumerate(worlds):
             mean, lo, hi = s.loc[w, ["mean", "lo", "hi"]]
             if np.isnan(mean):
                 continue
-            ax.errorbar(
-                mean,
-                i,
-                xerr=[[mean - lo], [hi - mean]] if hi > lo else None,
-                fmt="o",
-                color=palette[w],
-                capsize=2,
-            )
+            _interval_bar(ax, lo, hi, i, palette[w])
+            ax.errorbar(mean, i, fmt="o", color=palette[w], zorder=3)
         ax.set_yticks(range(len(worlds)), worlds if ax.get_subplotspec().is_first_col() else [])
         ax.set_ylim(len(worlds) - 0.5, -0.5)
         ax.set_title(stat, fontsize="small")
@@ -652,62 +706,94 @@ def collection_panels(frame: pd.DataFrame, statistics: Sequence[str] | None = No
     return fig
 
 
-def card_dots(values: pd.DataFrame, highlight: str) -> object:
-    """A report card at a glance: one row per criterion, every measure's value as a dot on it
-    (the best end to the right), the measure under study in red and labelled, the others
-    grey.
+def _shared_limits(values: pd.DataFrame) -> dict:
+    """The x limits of each scale of the card: one per scale (every tau row shares one axis,
+    every power row another...), from the lowest interval bound to the highest, reaching the
+    statistic's bound (tau and power end at 1, an RMS error starts at 0)."""
+    limits = {}
+    for scale, d in values.groupby("scale", sort=False):
+        ends = pd.concat([d["value"], d.get("low", d["value"]), d.get("high", d["value"])])
+        ends = ends[np.isfinite(ends.astype(float))].astype(float)
+        if ends.empty:
+            continue
+        lo, hi = float(ends.min()), float(ends.max())
+        if scale in ("tau", "power", "reliability"):
+            hi = 1.0
+        elif scale == "rms":
+            lo = 0.0
+        pad = max((hi - lo) * 0.04, 0.005)
+        limits[scale] = (lo - pad, hi + pad)
+    return limits
 
-    ``values`` has columns ``criterion``, ``measure``, ``value`` and ``higher_is_better``
-    (:func:`metaeval.report.card.card_values`).
+
+def card_dots(values: pd.DataFrame, highlight: str) -> object:
+    """A report card at a glance: one panel per criterion (and world), every measure's value
+    as a dot with its interval as a bar, measures top to bottom in their order, the measure
+    under study in red, the others grey; the best end of every axis to the right.
+
+    Criteria of one ``scale`` share their x axis (every tau panel the same limits, reaching
+    1; every power panel, reaching 1; the RMS panels, from 0): a gap looks as large as it is,
+    never zoomed to the data of its row. A dotted line marks the bound a statistic cannot
+    pass.
+
+    ``values`` has columns ``criterion``, ``measure``, ``value`` and ``higher_is_better``,
+    and optionally ``low`` and ``high`` (the interval), ``scale`` (default: each criterion
+    its own), ``world``, ``rank`` and ``note`` (:func:`metaeval.report.card.card_values`).
     """
-    criteria = list(dict.fromkeys(values["criterion"]))
-    fig, axes = _figure(len(criteria), width=MAX_WIDTH, height=1.1, cols=1)
-    for ax, crit in zip(axes, criteria):
-        d = values[values["criterion"] == crit]
+    values = values.copy()
+    if "scale" not in values:
+        values["scale"] = values["criterion"]
+    for col in ("low", "high"):
+        if col not in values:
+            values[col] = np.nan
+    if "world" not in values:
+        values["world"] = ""
+    several = values["world"].nunique() > 1
+    panels = list(dict.fromkeys(zip(values["criterion"], values["world"])))
+    measures = list(dict.fromkeys(values["measure"]))
+    limits = _shared_limits(values)
+    bounds = {"tau": 1.0, "power": 1.0, "reliability": 1.0, "rms": 0.0}
+    height = 0.19 * len(measures) + 0.75
+    fig, axes = _figure(len(panels), width=MAX_WIDTH, height=height, cols=1)
+    for ax, (crit, world) in zip(axes, panels):
+        d = values[(values["criterion"] == crit) & (values["world"] == world)]
         higher = bool(d["higher_is_better"].iloc[0])
-        others = d[d["measure"] != highlight]
-        mine = d[d["measure"] == highlight]
-        ax.scatter(others["value"], np.zeros(len(others)), s=28, color="#888888", zorder=2)
-        # labels alternate between two rows, so that close dots keep readable labels
-        ranked = others.sort_values("value", kind="stable")
-        for i, (v, m) in enumerate(zip(ranked["value"], ranked["measure"])):
-            ax.annotate(
-                m,
-                (v, 0),
-                xytext=(0, -8 - 10 * (i % 2)),
-                textcoords="offset points",
-                ha="center",
-                va="top",
-                fontsize="x-small",
-                color="#555555",
-            )
-        if len(mine):
-            v = float(mine["value"].iloc[0])
-            ax.scatter([v], [0], s=70, color="#d62728", zorder=3)
-            ax.annotate(
-                highlight,
-                (v, 0),
-                xytext=(0, 8),
-                textcoords="offset points",
-                ha="center",
-                va="bottom",
-                fontsize="small",
-                color="#d62728",
-                fontweight="bold",
-            )
-        lo, hi = float(d["value"].min()), float(d["value"].max())
-        pad = max((hi - lo) * 0.12, 0.01)
-        ax.set_xlim(lo - pad, hi + pad)
-        if not higher:
-            ax.invert_xaxis()
-        ax.set_ylim(-1, 1)
-        ax.set_yticks([])
-        for side in ("left", "right", "top"):
-            ax.spines[side].set_visible(False)
-        ax.set_title(
-            f"{crit} ({'higher' if higher else 'lower'} is better)", fontsize="small", loc="left"
-        )
+        scale = d["scale"].iloc[0]
+        for i, m in enumerate(measures):
+            row = d[d["measure"] == m]
+            if row.empty or not np.isfinite(float(row["value"].iloc[0])):
+                continue
+            v, lo, hi = (float(row[c].iloc[0]) for c in ("value", "low", "high"))
+            mine = m == highlight
+            colour = "#d62728" if mine else "#777777"
+            if np.isfinite(lo) and np.isfinite(hi):
+                ax.plot([lo, hi], [i, i], color=colour, linewidth=2.4 if mine else 1.6, zorder=2)
+            ax.scatter([v], [i], s=46 if mine else 24, color=colour, zorder=3)
+        ax.set_yticks(range(len(measures)), measures)
+        for label in ax.get_yticklabels():
+            if label.get_text() == highlight:
+                label.set_color("#d62728")
+                label.set_fontweight("bold")
+        ax.tick_params(axis="y", labelsize="x-small", length=0)
         ax.tick_params(axis="x", labelsize="x-small")
+        ax.set_ylim(len(measures) - 0.5, -0.5)
+        if scale in limits:
+            lo, hi = limits[scale]
+            ax.set_xlim((lo, hi) if higher else (hi, lo))
+        if scale in bounds:
+            ax.axvline(bounds[scale], color="grey", linewidth=0.8, linestyle=":", zorder=1)
+        ax.grid(axis="x", alpha=0.3)
+        for side in ("right", "top"):
+            ax.spines[side].set_visible(False)
+        title = f"{crit} ({'higher' if higher else 'lower'} is better)"
+        if several:
+            title += f", {world}"
+        mine = d[d["measure"] == highlight]
+        if len(mine) and "rank" in mine:
+            title += f": {highlight} {mine['rank'].iloc[0]}"
+        elif mine.empty and highlight in measures:
+            title += f": no value of {highlight}"
+        ax.set_title(title, fontsize="small", loc="left")
     return fig
 
 

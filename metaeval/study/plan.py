@@ -2,9 +2,12 @@
 
 A **unit** is the smallest thing whose done-ness is tracked: one world instance (world,
 replicate), degrader, level, trial, criterion and measure (or pair of measures). Its id is a
-hash of what it *is* (the world by content, the degrader's and criterion's parameters, the
-measure's canonical name, how scores are aggregated), so a unit computed once is never
-recomputed, and changing a parameter makes new units rather than reusing stale ones.
+hash of everything that changes its numbers: the study seed, the world by content (and the
+files selecting its topics or runs), the degrader's and criterion's parameters, the measure's
+canonical name, how scores are aggregated, and the content of every plugin file defining a
+class it uses (its measures, criterion or degrader). So a unit computed once is never
+recomputed, and changing any of these makes new units rather than reusing stale ones: editing
+a plugin recomputes exactly the units that use what it defines.
 
 A **task** is the unit of work: one world instance x degrader x trial, computing every level,
 measure and criterion of its missing units (they share one degraded tensor), or the reference
@@ -15,13 +18,15 @@ that measure's units, in the same tasks.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
 from metaeval.study.criteria import criterion_levels
 from metaeval.study.seeding import short_id
-from metaeval.study.spec import FULL, SpecError, StudySpec
+from metaeval.study.spec import FULL, SpecError, StudySpec, TrecWorld, file_digest
 
 UNIT_COLUMNS = [
     "unit",
@@ -104,6 +109,52 @@ def world_identity(spec: StudySpec, world_id: str, replicate: int) -> dict:
     return {"world": spec.world(world_id).identity(), "replicate": replicate}
 
 
+def plugin_digests(spec: StudySpec) -> dict[str, str]:
+    """SHA-256 of each plugin file of the study, by resolved path."""
+    return {str(Path(p).resolve()): file_digest(Path(p)) for p in spec.plugins}
+
+
+class _PluginCode:
+    """Which of a study's plugin files define a class or one of its bases (by their SHA-256)."""
+
+    def __init__(self, spec: StudySpec):
+        self.digests = plugin_digests(spec)
+        self._modules: dict[str, str | None] = {}
+
+    def of(self, *objects) -> frozenset[str]:
+        """SHA-256 of every plugin file that defines the class of one of ``objects`` or one
+        of its bases (a plugin class may build on another plugin's)."""
+        found = set()
+        for obj in objects:
+            for klass in type(obj).__mro__:
+                digest = self._module_digest(klass.__module__)
+                if digest is not None:
+                    found.add(digest)
+        return frozenset(found)
+
+    def _module_digest(self, name: str) -> str | None:
+        # load_plugin gives a plugin file a made-up module name: the module's file says which
+        # plugin file it is, whatever the name
+        if name not in self._modules:
+            file = getattr(sys.modules.get(name), "__file__", None)
+            self._modules[name] = (
+                self.digests.get(str(Path(file).resolve())) if self.digests and file else None
+            )
+        return self._modules[name]
+
+
+def _selection_files(world) -> dict[str, str]:
+    """SHA-256 of the files a TREC world's topic or run selection is read from (their paths
+    are in the world's identity, their content is not)."""
+    if not isinstance(world, TrecWorld):
+        return {}
+    return {
+        key: file_digest(Path(value))
+        for key, value in (("topics", world.topics), ("run_names", world.run_names))
+        if isinstance(value, str) and Path(value).is_file()
+    }
+
+
 def task_id(world: str, replicate: int, degrader: str, trial: int) -> str:
     """Readable task name: ``<world>.r<replicate>.<degrader or full>.t<trial>``."""
     return f"{world}.r{replicate}.{degrader or FULL}.t{trial}"
@@ -117,11 +168,28 @@ def make_plan(spec: StudySpec, done: frozenset | set = frozenset()) -> Plan:
     SpecError
         When a criterion has no level to run at (e.g. significance changes without degraders).
     """
+    from metaeval.measures import parse_measure
+
     criteria = [(c, c.make()) for c in spec.criteria]
     scoring = {"missing": spec.missing}
 
     def measure(label: str) -> dict | str:
         return dataclasses.asdict(spec.measure(label)) if label else ""
+
+    # The plugin files each measure, criterion, degrader and world (its best runs are chosen
+    # by a measure) depends on: a unit's identity holds their content, so that editing a
+    # plugin makes new units of exactly what uses it.
+    code = _PluginCode(spec)
+    code_of = {("measure", ""): frozenset()}
+    for m in spec.measures:
+        code_of["measure", m.label] = code.of(parse_measure(m.name))
+    for cspec, crit in criteria:
+        code_of["criterion", cspec.id] = code.of(crit)
+    code_of["degrader", ""] = frozenset()
+    for d in spec.degraders:
+        code_of["degrader", d.id] = code.of(d.make())
+    for w in spec.worlds:
+        code_of["world", w.id] = code.of(*(parse_measure(v) for k, v in w.best_runs if k == "by"))
 
     measure_sets = {}
     for cspec, crit in criteria:
@@ -163,13 +231,14 @@ def make_plan(spec: StudySpec, done: frozenset | set = frozenset()) -> Plan:
     for world in spec.worlds:
         for rep in range(world.replicates):
             wident = world_identity(spec, world.id, rep)
+            selections = _selection_files(world)
             groups = [("", 0, None)] + [
                 (d.id, t, d) for d in spec.degraders for t in range(d.trials)
             ]
             for did, trial, dspec in groups:
                 tid = task_id(world.id, rep, did, trial)
                 mine: list[Unit] = []
-                for cspec, _ in criteria:
+                for cspec, crit in criteria:
                     if not cspec.runs_on(world.id):
                         continue
                     levels = (
@@ -179,8 +248,18 @@ def make_plan(spec: StudySpec, done: frozenset | set = frozenset()) -> Plan:
                     )
                     for level in levels:
                         for m, other in measure_sets[cspec.id]:
+                            plugins = (
+                                code_of["world", world.id]
+                                | code_of["criterion", cspec.id]
+                                | code_of["degrader", did]
+                                | code_of["measure", m]
+                                | code_of["measure", other]
+                            )
+                            # everything that changes the unit's numbers, and nothing else
                             ident = {
+                                "seed": spec.seed,
                                 "world": wident,
+                                "selections": selections,
                                 "criterion": cspec.identity(),
                                 "degrader": None
                                 if dspec is None
@@ -189,6 +268,9 @@ def make_plan(spec: StudySpec, done: frozenset | set = frozenset()) -> Plan:
                                 "measure": measure(m),
                                 "other": measure(other) if other else "",
                                 "scoring": scoring,
+                                "plugins": sorted(plugins),
+                                # a unit saves its values on the topic resamples too
+                                "topic_resamples": spec.topic_resamples if crit.resampled else 0,
                             }
                             mine.append(
                                 Unit(
@@ -221,6 +303,7 @@ __all__ = [
     "Task",
     "Plan",
     "make_plan",
+    "plugin_digests",
     "task_id",
     "unit_row",
     "world_identity",

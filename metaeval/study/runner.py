@@ -12,6 +12,12 @@ the order tasks finish:
 
 The driver alone writes, as outcomes arrive; SIGINT and SIGTERM stop the dispatching, shut the
 workers down and keep every task already saved.
+
+Before planning, the output folder is checked (:meth:`~metaeval.study.store.Store.check`: a
+folder made under another seed refuses, unless ``replace`` discards it), and every process runs
+the plugin files as they are now: a plugin edited since this process (or a reused worker)
+imported it is imported again, so that the units its new content names are computed by its new
+code.
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaeval.study.plan import Plan, Task, make_plan
-from metaeval.study.spec import StudySpec, TrecWorld, file_digest
-from metaeval.study.store import Store
+from metaeval.study.spec import SpecError, StudySpec, TrecWorld, file_digest
+from metaeval.study.store import Store, StoreWarning
 from metaeval.study.tasks import Outcome, load_world, run_task
 
 
@@ -49,6 +55,7 @@ class RunSummary:
     task_seconds: float = 0.0
     criteria_seconds: float = 0.0
     failures: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # saved results that did not count
 
     @property
     def complete(self) -> bool:
@@ -61,27 +68,85 @@ def default_out(spec: StudySpec) -> Path:
 
 
 def data_digests(spec: StudySpec) -> dict[str, str]:
-    """SHA-256 of every data file the study reads, by path."""
-    return {str(p): file_digest(p) for w in spec.worlds for p in w.files()}
+    """SHA-256 of every data file the study reads (with the files selecting a world's topics
+    or runs), by path."""
+    files = [p for w in spec.worlds for p in w.files()]
+    files += [
+        Path(v)
+        for w in spec.worlds
+        if isinstance(w, TrecWorld)
+        for v in (w.topics, w.run_names)
+        if isinstance(v, str) and Path(v).is_file()
+    ]
+    return {str(p): file_digest(p) for p in files}
+
+
+# ------------------------------------------------------------------------------ plugins
+def fresh_plugins(spec: StudySpec) -> dict[str, str]:
+    """Make this process run the study's plugin files as they are now; returns their SHA-256
+    by resolved path.
+
+    :func:`~metaeval.measures.load_plugin` imports a file again when its content changed
+    since this process (or a reused worker) imported it; the worlds this process keeps are
+    then forgotten, as they cache scores computed by the old code.
+    """
+    from metaeval.measures import load_plugin
+    from metaeval.study import tasks as task_module
+
+    reloaded = False
+    for path in spec.plugins:
+        try:
+            reloaded |= load_plugin(path)
+        except Exception as err:  # the user's file, edited since the study file was read
+            raise SpecError(f"plugin file {path}: {type(err).__name__}: {err}") from None
+    if reloaded:
+        task_module.clear_cache()
+    return {str(Path(p).resolve()): file_digest(Path(p)) for p in spec.plugins}
+
+
+def _stale_plugins(spec: StudySpec, task: Task, plugins: dict[str, str]) -> Outcome | None:
+    """Import the plugin files again where they changed (:func:`fresh_plugins`); a failed
+    outcome when one is no longer what the plan was made from (its results would carry the
+    units of the old content), None otherwise."""
+    try:
+        now = fresh_plugins(spec)
+    except SpecError as err:
+        return Outcome(task.id, error=str(err), traceback="")
+    changed = sorted(p for p, d in plugins.items() if now.get(p) != d)
+    if changed:
+        return Outcome(
+            task.id,
+            error=f"plugin file {changed[0]} changed while the study ran: run the study again "
+            "to compute the units of its new content",
+            traceback="",
+        )
+    return None
+
+
+def _with_plugins(spec: StudySpec, task: Task, plugins: dict[str, str]) -> Outcome:
+    """Run a task with the plugin files the plan was made from."""
+    return _stale_plugins(spec, task, plugins) or run_task(spec, task)
 
 
 # ------------------------------------------------------------------------------ executors
-def _local(spec: StudySpec, tasks: tuple[Task, ...], jobs: int) -> Iterator[Outcome]:
+def _local(
+    spec: StudySpec, tasks: tuple[Task, ...], jobs: int, plugins: dict[str, str]
+) -> Iterator[Outcome]:
     from joblib import Parallel, delayed
 
     if jobs == 1:
         for task in tasks:
-            yield run_task(spec, task)
+            yield _with_plugins(spec, task, plugins)
         return
     driver = os.getpid()
     with Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered") as parallel:
-        yield from parallel(delayed(_worker_task)(spec, task, driver) for task in tasks)
+        yield from parallel(delayed(_worker_task)(spec, task, driver, plugins) for task in tasks)
 
 
 _WATCHED: list[int] = []
 
 
-def _worker_task(spec: StudySpec, task: Task, driver: int) -> Outcome:
+def _worker_task(spec: StudySpec, task: Task, driver: int, plugins: dict[str, str]) -> Outcome:
     """Worker side of the local executor: run the task, and leave if the driver dies.
 
     A driver killed with SIGKILL cannot stop its loky workers; they would wait for it forever
@@ -97,19 +162,24 @@ def _worker_task(spec: StudySpec, task: Task, driver: int) -> Outcome:
             os._exit(1)
 
         threading.Thread(target=watch, name="metaeval-driver-watchdog", daemon=True).start()
-    return run_task(spec, task)
+    return _with_plugins(spec, task, plugins)
 
 
-def _run_with_world(spec: StudySpec, task: Task, world) -> Outcome:
+def _run_with_world(spec: StudySpec, task: Task, world, plugins: dict[str, str]) -> Outcome:
     """Worker side of the dask executor: adopt the scattered world, then run the task."""
     from metaeval.study import tasks as task_module
 
+    stale = _stale_plugins(spec, task, plugins)  # first: a re-import forgets the worlds
+    if stale is not None:
+        return stale
     if world is not None:
         task_module.adopt_world(spec, world)
     return run_task(spec, task)
 
 
-def _dask(spec: StudySpec, tasks: tuple[Task, ...], scheduler, retries: int) -> Iterator[Outcome]:
+def _dask(
+    spec: StudySpec, tasks: tuple[Task, ...], scheduler, retries: int, plugins: dict[str, str]
+) -> Iterator[Outcome]:
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
@@ -131,6 +201,7 @@ def _dask(spec: StudySpec, tasks: tuple[Task, ...], scheduler, retries: int) -> 
                 spec,
                 task,
                 scattered.get((task.world, task.replicate)),
+                plugins,
                 key=f"metaeval-{spec.name}-{task.id}",
                 pure=False,
                 retries=retries,
@@ -262,6 +333,7 @@ def run_study(
     retries: int = 1,
     quiet: bool = False,
     allow_version_change: bool = False,
+    replace: bool = False,
     plan: Plan | None = None,
 ) -> RunSummary:
     """Run (or resume) a study, saving each task as it finishes.
@@ -272,7 +344,8 @@ def run_study(
         From :func:`~metaeval.study.load_spec`.
     out : str or Path, optional
         The output folder (default ``results/<study name>``). Units already saved there are
-        not recomputed.
+        not recomputed; a saved file found missing or damaged is named in a
+        :class:`~metaeval.study.store.StoreWarning` and its units are recomputed.
     jobs : int
         Worker processes on this machine (joblib loky); 1 runs in this process.
     scheduler : str or dask.distributed.Client, optional
@@ -283,19 +356,42 @@ def run_study(
         No progress output.
     allow_version_change : bool
         Add to results made by another metaeval version.
+    replace : bool
+        Discard the results saved in ``out`` first (refused for a folder that is not empty
+        and holds no study), and run afresh.
 
     Returns
     -------
     RunSummary
         Also on Ctrl-C / SIGTERM, with ``interrupted=True`` (finished tasks are saved).
+
+    Raises
+    ------
+    StoreError
+        When ``out`` holds results that cannot be added to: made with another seed, for
+        another study, by another metaeval version, or with a manifest that cannot be read.
     """
+    from metaeval._warnings import warn
+
     out = Path(out) if out is not None else default_out(spec)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     store = Store(out)
     start = time.perf_counter()
+    if replace:
+        store.discard()
+    store.check(spec, allow_version_change=allow_version_change)  # before any work
+    plugins = fresh_plugins(spec)
+    saved = store.saved()
     if plan is None:
-        plan = make_plan(spec, store.done_units() if store.exists() else set())
+        plan = make_plan(spec, saved.done)
+    planned = {u.id for u in plan.units}
+    notices = saved.messages(running=True, planned=planned)
+    unused = saved.unused(planned)
+    if unused:
+        notices.append(f"{out}: {unused}")
+    for line in notices:
+        warn(line, StoreWarning)
     executor = "dask" if scheduler is not None else f"loky x{jobs}"
     store.open(
         spec,
@@ -303,15 +399,20 @@ def run_study(
         data=data_digests(spec),
         allow_version_change=allow_version_change,
         executor=executor,
+        saved=saved,
     )
     summary = RunSummary(
-        out=out, planned=plan.n_units, done_before=plan.n_done, tasks=len(plan.tasks)
+        out=out,
+        planned=plan.n_units,
+        done_before=plan.n_done,
+        tasks=len(plan.tasks),
+        notices=notices,
     )
     by_id = {t.id: t for t in plan.tasks}
     outcomes = (
-        _dask(spec, plan.tasks, scheduler, retries)
+        _dask(spec, plan.tasks, scheduler, retries, plugins)
         if scheduler is not None
-        else _local(spec, plan.tasks, jobs)
+        else _local(spec, plan.tasks, jobs, plugins)
     )
     # SIGTERM stops the study like Ctrl-C from here to the end, so a signal that arrives
     # between two tasks, or after the last, is never the default (an abrupt exit).
@@ -356,4 +457,4 @@ def run_study(
     return summary
 
 
-__all__ = ["run_study", "RunSummary", "default_out", "data_digests"]
+__all__ = ["run_study", "RunSummary", "default_out", "data_digests", "fresh_plugins"]

@@ -18,6 +18,10 @@ resample   world instance, criterion spec              every measure and level u
                                                        bootstrap samples (common random numbers)
 subsets    world instance, criterion spec, size,       the same topic subsets for every measure
            repeat                                      and level
+topics     world instance, number of resamples         one set of topic resamples for everything
+                                                       of a world instance (paired intervals)
+verdict    what an interval is about (a claim and      the same trial and replicate draws for
+           world, or a statistic)                      every part of it, whatever the report
 =========  ==========================================  ==========================================
 """
 
@@ -31,7 +35,7 @@ import numpy as np
 from metaeval.study.spec import canonical_json
 
 #: Stream codes: the first word of the spawn key.
-STREAMS = {"world": 1, "degrade": 2, "resample": 3, "subsets": 4}
+STREAMS = {"world": 1, "degrade": 2, "resample": 3, "subsets": 4, "topics": 5, "verdict": 6}
 
 
 def digest(identity: Any, size: int = 16) -> bytes:

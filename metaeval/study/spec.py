@@ -13,6 +13,9 @@ Schema 1::
     seed = 20080601               # the study seed: every random stream derives from it
     description = "..."           # optional
     plugins = ["my_measures.py"]  # optional: files registering measures, degraders, criteria
+    confidence = 0.95             # optional: the confidence of every interval and verdict
+    topic_resamples = 200         # optional: paired bootstrap resamples of the topics of each
+                                  # world instance, on which every statistic is recomputed
 
     [[worlds]]                    # a TREC collection ...
     id = "robust03"
@@ -74,6 +77,10 @@ except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
     import tomli as tomllib
 
 SCHEMA = 1
+#: The confidence of intervals and verdicts, and the number of paired topic resamples each
+#: statistic is recomputed on, when a study file does not say.
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_TOPIC_RESAMPLES = 200
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 FULL = "full"
 
@@ -186,6 +193,12 @@ def _non_negative(value: int) -> int:
     if value < 0:
         raise ValueError(f"must be a non-negative integer, got {value}")
     return value
+
+
+def _confidence(value: float) -> float:
+    if not 0.5 <= value < 1:
+        raise ValueError(f"must be a confidence in [0.5, 1), such as 0.95, got {value}")
+    return float(value)
 
 
 def _freeze(value: Any) -> Any:
@@ -371,6 +384,8 @@ class StudySpec:
     aggregate: str = "mean"
     missing: str = "zero"
     description: str = ""
+    confidence: float = 0.95
+    topic_resamples: int = 200
     plugins: tuple[Path, ...] = ()
     claims: tuple = ()
     path: Path | None = None
@@ -474,11 +489,15 @@ def load_spec(path: str | Path, *, text: str | None = None) -> StudySpec:
     name = study.take("name", str, check=_identifier("the study name"))
     seed = study.take("seed", int, check=_non_negative)
     description = study.take("description", str, "")
+    confidence = study.take("confidence", (float, int), DEFAULT_CONFIDENCE, check=_confidence)
+    topic_resamples = study.take(
+        "topic_resamples", int, DEFAULT_TOPIC_RESAMPLES, check=_non_negative
+    )
     plugins = tuple(
         _resolve(base, p, study, "plugins", i, must_exist=True)
         for i, p in enumerate(study.take("plugins", list, []))
     )
-    study.finish("name, seed, description, plugins")
+    study.finish("name, seed, description, plugins, confidence, topic_resamples")
     _load_plugins(plugins, study)
 
     worlds = tuple(_world(t, base) for t in top.tables("worlds"))
@@ -518,6 +537,8 @@ def load_spec(path: str | Path, *, text: str | None = None) -> StudySpec:
         aggregate=aggregate,
         missing=missing,
         description=description,
+        confidence=confidence,
+        topic_resamples=topic_resamples,
         plugins=plugins,
         claims=claims,
         path=path,
@@ -950,8 +971,12 @@ def _claim(t: _Table, criteria, measures, worlds, degraders) -> ClaimSpec:
             check[key] = [_claim_measure(n, labels, c, key) for n in names]
     if "against" in check:
         refs = check["against"] if isinstance(check["against"], list) else [check["against"]]
+        # what the criterion's rows name as their other side when it is not a measure
+        named = next(x for x in criteria if x.id == check["criterion"]).make().others()
         refs = [
-            r if r in ("full", "truth", "effect") else _claim_measure(r, labels, c, "against")
+            r
+            if r in ("full", "truth", "effect") or r in named
+            else _claim_measure(r, labels, c, "against")
             for r in refs
         ]
         check["against"] = refs if isinstance(check["against"], list) else refs[0]
@@ -1031,6 +1056,16 @@ def canonical_json(value: Any) -> str:
     )
 
 
+def toml_value(value: Any) -> str:
+    """A value as TOML writes it: strings, numbers and booleans as JSON does, arrays, inline
+    tables (what a generated study file needs)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(value)
+
+
 def spec_as_dict(spec: StudySpec) -> dict:
     """The parsed spec as plain data (for the manifest)."""
     out = asdict(spec)
@@ -1052,4 +1087,5 @@ __all__ = [
     "load_spec",
     "file_digest",
     "canonical_json",
+    "toml_value",
 ]

@@ -18,12 +18,13 @@ import time
 import traceback
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from metaeval.study.criteria import rows
+from metaeval.study.criteria import RESAMPLES, rows
 from metaeval.study.plan import Task, Unit, unit_row, world_identity
 from metaeval.study.seeding import generator, short_id
 from metaeval.study.spec import FULL, SimWorld, StudySpec, TrecWorld
@@ -47,6 +48,19 @@ class LoadedWorld:
     runs: Any = None  # the RunSet (criteria about the collection itself read it)
     rel: int = 1
     cache: dict = field(default_factory=dict)
+
+    def topic_resamples(self, study_seed: int, n: int) -> np.ndarray:
+        """(n, T) positions of the world's topics, drawn with replacement: the paired topic
+        resamples on which every statistic of this world instance is recomputed (every
+        criterion, measure, level and trial sees the same ones)."""
+        key = ("topic_resamples", n)
+        if key not in self.cache:
+            rng = generator(study_seed, "topics", {"world": self.identity, "resamples": n})
+            T = self.tensor.n_topics
+            idx = rng.integers(0, T, size=(n, T))
+            idx.setflags(write=False)
+            self.cache[key] = idx
+        return self.cache[key]
 
 
 @dataclass
@@ -98,16 +112,36 @@ def load_world(spec: StudySpec, world_id: str, replicate: int) -> LoadedWorld:
     return world
 
 
+_FILES: OrderedDict[tuple, Any] = OrderedDict()
+_KEEP_FILES = 2
+
+
+def _read(kind: str, paths: tuple[Path, ...]):
+    """The qrels or runs of these files, read once per process while they do not change:
+    the worlds of a study often share their files (topic subsets, the best runs, a topic
+    filter), and a worker that loads several of them parses the files once."""
+    from metaeval.data import read_qrels, read_runs
+    from metaeval.study.spec import file_digest
+
+    key = (kind, tuple(file_digest(p) for p in paths))
+    if key not in _FILES:
+        _FILES[key] = read_qrels(paths[0]) if kind == "qrels" else read_runs(list(paths))
+        while len(_FILES) > _KEEP_FILES:
+            _FILES.popitem(last=False)
+    _FILES.move_to_end(key)
+    return _FILES[key]
+
+
 def _load_trec(w: TrecWorld, ident: dict, replicate: int) -> LoadedWorld:
-    from metaeval.data import RunSet, read_qrels, read_runs
+    from metaeval.data import RunSet
     from metaeval.engine import EvalTensor
     from metaeval.evaluation import select
 
-    qrels = read_qrels(w.qrels)
+    qrels = _read("qrels", (w.qrels,))
     if w.top_grades is not None:
         qrels = fold_grades(qrels, w.top_grades)
     runs, qrels, _ = select(
-        read_runs(list(w.runs)), qrels, topics=_plain(w.topics), run_names=_plain(w.run_names)
+        _read("runs", tuple(w.runs)), qrels, topics=_plain(w.topics), run_names=_plain(w.run_names)
     )
     if w.topics is not None:
         # The runs keep the selected topics only, so that the tensors built from them later
@@ -190,6 +224,11 @@ class Context:
     Scores are computed once per measure and level and shared by every criterion of the task;
     full-judgment scores, true scores, resamples and full-judgment significance tests are
     computed once per world instance and worker.
+
+    A context sees the world's topics narrowed by its criterion's topic filter and, on topic
+    resample r (:meth:`on_resample`), the topics of that resample (with repeats): every score
+    matrix it hands out has those columns, so a criterion computes the same statistic on the
+    observed topics and on each resample without knowing which it is given.
     """
 
     def __init__(
@@ -208,15 +247,68 @@ class Context:
         self.is_full = level == FULL
         self._level_cache = level_cache
         self._criterion = None
-        self._topics = None
+        self._keep = None  # the criterion's topic filter: a mask over the world's topics
+        self._topics = None  # positions of the world's topics this context sees (None: all)
+        self._resample = 0  # 0: the observed topics; r >= 1: topic resample r
+
+    def _copy(self, **changes) -> Context:
+        bound = object.__new__(Context)
+        bound.__dict__.update(self.__dict__)
+        bound.__dict__.update(changes)
+        return bound
 
     def bind(self, criterion_spec) -> Context:
         """The same context for one criterion: its topic filter and its random streams."""
-        bound = object.__new__(Context)
-        bound.__dict__.update(self.__dict__)
-        bound._criterion = criterion_spec
-        bound._topics = self._topic_positions(dict(criterion_spec.topic_filter))
-        return bound
+        keep = self._topic_filter(dict(criterion_spec.topic_filter))
+        return self._copy(
+            _criterion=criterion_spec,
+            _keep=keep,
+            _topics=None if keep is None else np.flatnonzero(keep),
+            _resample=0,
+        )
+
+    @property
+    def level_cache(self) -> dict:
+        """What the criteria of this level (and trial) share: scores, tests, per-list tables."""
+        return self._level_cache
+
+    def topic_weights(self) -> np.ndarray:
+        """(T,) how many times each topic of the world is among the topics this context sees
+        (1 or 0 on the observed topics, any count on a resample)."""
+        T = self.world.tensor.n_topics
+        if self._topics is None:
+            return np.ones(T)
+        return np.bincount(self._topics, minlength=T).astype(float)
+
+    @property
+    def trials_in_topics(self) -> bool:
+        """Whether the topic resamples carry the variation between this level's trials: true
+        under the full judgments (one trial) and for a degrader that damages each topic
+        independently (a topic resample then draws its topics' damage with them)."""
+        if self.is_full:
+            return True
+        return bool(self.spec.degrader(self.degrader).make().per_topic)
+
+    @property
+    def n_resamples(self) -> int:
+        """The number of topic resamples the study recomputes statistics on."""
+        return self.spec.topic_resamples
+
+    @property
+    def resample(self) -> int:
+        """0 on the observed topics, r on topic resample r."""
+        return self._resample
+
+    def on_resample(self, r: int) -> Context:
+        """The same context on topic resample ``r`` (1 .. :attr:`n_resamples`) of the world
+        instance: its topics drawn with replacement, then narrowed by the topic filter (so a
+        filtered criterion sees as many of its topics as the resample happened to draw)."""
+        if not 1 <= r <= self.n_resamples:
+            raise ValueError(f"resample must be in 1..{self.n_resamples}, got {r}")
+        idx = self.world.topic_resamples(self.spec.seed, self.n_resamples)[r - 1]
+        if self._keep is not None:
+            idx = idx[self._keep[idx]]
+        return self._copy(_topics=idx, _resample=r)
 
     # ---------------------------------------------------------------- basics
     @property
@@ -249,33 +341,77 @@ class Context:
         return parse_aggregate(self.aggregate_of(label))(scores, axis=1)
 
     # ---------------------------------------------------------------- scores
-    def _compute(self, cache: dict, tensor, label: str) -> np.ndarray:
+    def _all_topics(self, which: str, label: str) -> np.ndarray | None:
+        """(S, T) per-topic scores on every topic of the world: ``which`` is "scores" (this
+        level), "full_scores" or "truth_scores" (None for a real collection)."""
+        if which == "scores" and self.is_full:
+            which = "full_scores"
+        if which == "scores":
+            cache, tensor = self._level_cache, self.tensor
+        elif which == "full_scores":
+            cache, tensor = self.world.cache.setdefault("full", {}), self.world.tensor
+        elif self.world.truth is None:
+            return None
+        else:
+            cache, tensor = self.world.cache.setdefault("truth", {}), self.world.truth
         key = self.spec.measure(label).name  # labels differing by aggregate share scores
         if key not in cache:
             values = self.measure(label).compute(tensor)
             if self.spec.missing == "skip":
                 values = np.where(tensor.answered, values, np.nan)
             cache[key] = values
-        values = cache[key]
-        return values if self._topics is None else values[:, self._topics]
+        return cache[key]
+
+    def _seen(self, values: np.ndarray | None) -> np.ndarray | None:
+        return values if values is None or self._topics is None else values[:, self._topics]
 
     def scores(self, name: str) -> np.ndarray:
         """(S, T) per-topic scores at this level."""
-        if self.is_full:
-            return self.full_scores(name)
-        return self._compute(self._level_cache, self.tensor, name)
+        return self._seen(self._all_topics("scores", name))
 
     def full_scores(self, name: str) -> np.ndarray:
         """(S, T) per-topic scores under the full judgments."""
-        return self._compute(self.world.cache.setdefault("full", {}), self.world.tensor, name)
+        return self._seen(self._all_topics("full_scores", name))
 
     def truth_scores(self, name: str) -> np.ndarray | None:
         """(S, T) per-topic scores under the true judgments, or None for a real collection."""
-        if self.world.truth is None:
-            return None
-        return self._compute(self.world.cache.setdefault("truth", {}), self.world.truth, name)
+        return self._seen(self._all_topics("truth_scores", name))
 
-    def _topic_positions(self, topic_filter: dict) -> np.ndarray | None:
+    def resample_positions(self) -> list[np.ndarray]:
+        """The topics of every topic resample (r = 1..R) as positions among the world's
+        topics, narrowed by the topic filter: what ``on_resample(r)`` sees."""
+        idx = self.world.topic_resamples(self.spec.seed, self.n_resamples)
+        if self._keep is None:
+            return list(idx)
+        return [i[self._keep[i]] for i in idx]
+
+    def resampled_scores(self, name: str, which: str = "scores") -> np.ndarray | None:
+        """(R, S, n) per-topic scores on every topic resample at once (``which`` as in
+        :meth:`_all_topics`), or None when there is no such judgment set or when the
+        resamples differ in size (a topic filter): then ask each resample in turn."""
+        positions = self.resample_positions()
+        values = self._all_topics(which, name)
+        if values is None or len({len(p) for p in positions}) != 1:
+            return None
+        return np.moveaxis(values[:, np.stack(positions)], 1, 0)
+
+    def resampled_means(self, name: str, which: str = "scores") -> np.ndarray | None:
+        """(R, S) system scores of a measure on every topic resample (``which`` as in
+        :meth:`_all_topics`; None for a judgment set the world does not have): the values
+        ``means(scores(name), name)`` gives on each resample, computed at once."""
+        from metaeval.aggregate import parse_aggregate
+
+        if self._all_topics(which, name) is None:
+            return None
+        aggregate = parse_aggregate(self.aggregate_of(name))
+        stacked = self.resampled_scores(name, which)
+        if stacked is not None:
+            # the topics are the last, contiguous axis, as on one resample: the same sums
+            return aggregate(np.ascontiguousarray(stacked), axis=-1)
+        values = self._all_topics(which, name)
+        return np.stack([aggregate(values[:, p], axis=1) for p in self.resample_positions()])
+
+    def _topic_filter(self, topic_filter: dict) -> np.ndarray | None:
         if not topic_filter:
             return None
         counts = self.world.tensor.grade_counts[:, topic_filter["grade"] :].sum(axis=1)
@@ -284,7 +420,7 @@ class Context:
             keep &= counts <= topic_filter["at_most"]
         if topic_filter.get("at_least") is not None:
             keep &= counts >= topic_filter["at_least"]
-        return np.flatnonzero(keep)
+        return keep
 
     # ---------------------------------------------------------------- random streams
     def stream(self, kind: str, *extra) -> np.random.Generator:
@@ -302,10 +438,14 @@ class Context:
         same resampling (common random numbers)."""
         from metaeval.meta import resamples
 
+        # The draws are positions 0..n-1 of the topics the context sees, so a topic resample
+        # (or a filter) with the same number of topics shares them: the test on a resample is
+        # the test on the observed topics with the topics replaced, nothing else.
         ident = {
             "method": method,
             "B": B,
             "topic_filter": [] if self._criterion is None else list(self._criterion.topic_filter),
+            "n_topics": self.n_topics,
         }
         key = repr(sorted(ident.items()))
         shared = self.world.cache.setdefault("resamples", {})
@@ -318,28 +458,54 @@ class Context:
             )
         return shared[key]
 
-    def discriminative_power(self, name: str, criterion, *, full: bool = False):
-        """Discriminative power of a measure at this level (or under the full judgments) with
-        the shared resamples; computed once per measure, level and test settings."""
-        from metaeval.meta import discriminative_power
+    def pair_tests(self, name: str, criterion, *, full: bool = False):
+        """The significance test of every pair of systems on a measure at this level (or under
+        the full judgments), with the shared resamples: a
+        :class:`~metaeval.meta.discrimination.PairTests`, computed once per measure, level,
+        topic resample and test settings."""
+        from metaeval.meta._resampling import check_B
+        from metaeval.meta.discrimination import pair_tests
 
         full = full or self.is_full
         shared = self.resamples(criterion.method, criterion.B)
-        cache = self.world.cache.setdefault("full_dp", {}) if full else self._level_cache
+        check_B(shared.B, criterion.alpha)  # warns when no ASL can fall below alpha
+        cache = self.world.cache.setdefault("full_tests", {}) if full else self._level_cache
         key = (
-            "dp",
+            "tests",
             criterion.method,
             criterion.B,
             criterion.alpha,
             tuple(self._criterion.topic_filter),
+            self._resample,
             name,
         )
         if key not in cache:
             scores = self.full_scores(name) if full else self.scores(name)
-            cache[key] = discriminative_power(
-                scores, method=criterion.method, alpha=criterion.alpha, resamples=shared
-            )
+            cache[key] = pair_tests(scores, criterion.method, criterion.alpha, shared)
         return cache[key]
+
+    def pair_tests_resampled(self, name: str, criterion, *, full: bool = False) -> None:
+        """Run :meth:`pair_tests` on every topic resample at once (the bootstrap tests of all
+        resamples of the same size share their draws, so they are one computation), keeping
+        the results where :meth:`pair_tests` finds them on each resample."""
+        from metaeval.meta.discrimination import pair_tests_many
+
+        full = full or self.is_full
+        cache = self.world.cache.setdefault("full_tests", {}) if full else self._level_cache
+        base = ("tests", criterion.method, criterion.B, criterion.alpha)
+        base += (tuple(self._criterion.topic_filter),)
+        todo = {}
+        for r, p in enumerate(self.resample_positions(), 1):
+            if (*base, r, name) not in cache:
+                todo.setdefault(len(p), []).append((r, p))
+        values = self._all_topics("full_scores" if full else "scores", name)
+        for group in todo.values():
+            shared = self.on_resample(group[0][0]).resamples(criterion.method, criterion.B)
+            tests = pair_tests_many(
+                values, np.stack([p for _, p in group]), criterion.method, criterion.alpha, shared
+            )
+            for (r, _), t in zip(group, tests):
+                cache[(*base, r, name)] = t
 
 
 # ------------------------------------------------------------------------------ the task
@@ -361,6 +527,28 @@ def _degraded(spec: StudySpec, world: LoadedWorld, task: Task) -> dict[str, Any]
         world.tensor, rng=generator(spec.seed, "degrade", ident), trial=task.trial
     )
     return {str(j.level): j for j in sets}
+
+
+def _draws(observed: pd.DataFrame, resampled: pd.DataFrame, ctx: Context) -> pd.DataFrame:
+    """The ``resamples`` rows of a criterion: for every row of its ``results`` (same keys,
+    same order), the number of topics its observed value rests on, whether the topic
+    resamples carry the variation between trials, and its R values on the topic resamples
+    (float32; NaN where a resample gave no value)."""
+    keys = ["measure", "other", "statistic", "x"]
+    R = ctx.n_resamples
+    row = pd.MultiIndex.from_frame(observed[keys].fillna({"x": -np.inf}))
+    values = np.full((len(observed), R), np.nan, dtype=np.float32)
+    if len(resampled):
+        where = row.get_indexer(pd.MultiIndex.from_frame(resampled[keys].fillna({"x": -np.inf})))
+        found = where >= 0
+        values[where[found], resampled["resample"].to_numpy()[found] - 1] = resampled[
+            "value"
+        ].to_numpy()[found]
+    out = observed[keys].reset_index(drop=True)
+    out["n_topics"] = ctx.n_topics
+    out["trials_in_topics"] = ctx.trials_in_topics
+    out["values"] = list(values)
+    return out
 
 
 def _annotate(frame: pd.DataFrame, units: dict, pairwise: bool) -> pd.DataFrame:
@@ -435,6 +623,10 @@ def execute(spec: StudySpec, task: Task) -> tuple[dict[str, pd.DataFrame], float
                 }
             else:
                 frames = crit.compute(bound, wanted)
+                if crit.resampled and bound.n_resamples and not frames["results"].empty:
+                    frames[RESAMPLES] = _draws(
+                        frames["results"], crit.compute_resamples(bound, wanted), bound
+                    )
             in_criteria += time.perf_counter() - t0
             for table, frame in frames.items():
                 if not frame.empty:  # (an empty frame would make the identity columns floats)
@@ -471,8 +663,9 @@ def run_task(spec: StudySpec, task: Task) -> Outcome:
 
 
 def clear_cache() -> None:
-    """Forget the worlds this process keeps (tests; memory)."""
+    """Forget the worlds and files this process keeps (tests; memory)."""
     _WORLDS.clear()
+    _FILES.clear()
 
 
 __all__ = [

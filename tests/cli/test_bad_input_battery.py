@@ -1283,7 +1283,7 @@ case(
 for name, argv, must in [
     ("baseline-unknown", ["--baseline", "Z"], ("--baseline", "Z")),
     ("alpha-negative", ["--alpha", "-0.1"], ("--alpha",)),
-    ("test-unknown", ["--test", "wilcoxon"], ("--test", "wilcoxon")),
+    ("test-unknown", ["--test", "perm"], ("--test", "perm")),
     ("correction-unknown", ["--correction", "bonf"], ("--correction", "bonf")),
     ("one-topic", ["--topics", "2"], ("topic",)),
 ]:

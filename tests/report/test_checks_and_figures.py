@@ -165,10 +165,12 @@ def test_x_lists_average_the_statistic():
     assert _verdict({**check, "x": [1, 2]}, data)[0] == FAILS  # means .175 vs .15
 
 
-def test_one_value_is_judged_as_such_and_said_plainly():
+def test_one_value_with_nothing_resampled_has_no_interval_and_no_firm_verdict():
+    # However large the difference, one value gives no interval: the verdict cannot be firm.
     data = _rows({"A": 0.6, "B": 0.5}, level="full", degrader="").query("trial == 0")
     verdict, numbers = _verdict({**ORDER, "level": "full", "greater": ["A"], "than": ["B"]}, data)
-    assert verdict == HOLDS and "(one value)" in numbers and "[" not in numbers
+    assert verdict == UNSURE and "no interval: one value, nothing resampled" in numbers
+    assert "+0.100" in numbers and "[" not in numbers
 
 
 def test_a_check_that_cannot_find_its_values_is_inconclusive_and_says_why():
@@ -326,8 +328,9 @@ def test_card_dots_highlight_the_measure_under_study():
     )
     ax = figures.card_dots(values, "NEW").axes[0]
     red = [c for c in ax.collections if np.allclose(c.get_facecolor()[0][:3], (0.839, 0.153, 0.157), atol=0.01)]  # fmt: skip
-    assert len(red) == 1 and np.allclose(red[0].get_offsets(), [[0.7, 0.0]])
-    assert "NEW" in [t.get_text() for t in ax.texts]
+    assert len(red) == 1 and np.allclose(red[0].get_offsets(), [[0.7, 0.0]])  # NEW: first row
+    labels = {t.get_text(): t for t in ax.get_yticklabels()}
+    assert list(labels) == ["NEW", "AP", "P@10"] and labels["NEW"].get_color() == "#d62728"
 
 
 def test_collection_panels_draw_one_dot_per_world_per_statistic():

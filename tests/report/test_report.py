@@ -17,9 +17,10 @@ import pandas as pd
 import pytest
 
 from metaeval.cli import run
-from metaeval.report import KEYS, figures
 from metaeval.report import claims as checks
+from metaeval.report import figures
 from metaeval.report.claims import COLUMNS, FAILS, HOLDS, UNSURE, verdicts
+from metaeval.report.inference import SUMMARY_COLUMNS, summarise
 from metaeval.study import load_spec, run_study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +85,7 @@ def test_report_reads_only_saved_results(saved, tmp_path):
     for text in (page, md):
         assert "C1" in text and "C2" in text and "Informativeness" in text
     summary = pd.read_csv(tmp_path / "r" / "tables" / "summary.csv")
-    assert list(summary.columns) == [*KEYS, "mean", "p025", "p975", "n"]
+    assert list(summary.columns) == SUMMARY_COLUMNS
     assert set(summary["measure"]) == {"AP", "AP'", "P@5"}
     assert {"robustness", "informativeness"} <= set(summary["kind"])
     claims = pd.read_csv(tmp_path / "r" / "tables" / "claims.csv")
@@ -134,7 +135,11 @@ def test_incomplete_study_gets_a_banner(saved, tmp_path):
     shutil.copytree(saved, copy)
     for f in sorted((copy / "results" / "units").glob("*.parquet"))[:2]:
         f.unlink()
-    _, blocks, _ = build(copy)
+    from metaeval.study.store import StoreWarning
+
+    # the report reads what is saved and says, once, which records are missing
+    with pytest.warns(StoreWarning, match="are missing"):
+        _, blocks, _ = build(copy)
     banners = [b.text for b in blocks if b.kind == "banner"]
     assert banners and "incomplete" in banners[0]
 
@@ -176,8 +181,17 @@ def test_robustness_curves_draw_the_means_condensed_dashed_in_the_base_colour():
     assert list(x) == [20.0, 50.0] and np.allclose(y, [0.81, 0.91])
     assert lines["AP'"].get_linestyle() == "--" and lines["AP"].get_linestyle() == "-"
     assert lines["AP'"].get_color() == lines["AP"].get_color() != lines["P@5"].get_color()
-    assert len(ax.collections) == 3  # one band per measure (the spread over trials)
+    assert len(ax.collections) == 0  # raw trials: their spread is not an interval, no band
     assert ax.xaxis_inverted()
+    # a study's summary brings the interval of each mean: one band per measure, from low to high
+    summary = summarise(frame)
+    ax = figures.robustness_curves(summary, percent=["bv"]).axes[0]
+    assert len(ax.collections) == 3
+    ap = summary[summary["measure"] == "AP"].sort_values("level", key=lambda v: v.astype(int))
+    band = ax.collections[0].get_paths()[0].vertices
+    for x, low, high in zip((20.0, 50.0), ap["low"], ap["high"]):
+        at = band[np.isclose(band[:, 0], x), 1]
+        assert at.min() == pytest.approx(low) and at.max() == pytest.approx(high)
 
 
 def test_categorical_levels_put_the_full_judgments_first():
@@ -419,6 +433,10 @@ def test_audit_of_the_sakai_kando_study_on_a_small_simulated_world(tmp_path, cap
         assert re.search(rf"^{claim}\s", out, flags=re.M), claim
         assert f"<td>{claim}</td>" in page, claim
     assert re.search(r"\d+ hold, \d+ do not hold, \d+ inconclusive", out)
+    # every verdict's numbers and what its intervals rest on, wrapped, never cut
+    assert "95% intervals over 15 topics (200 paired resamples)" in out
+    assert max(len(line) for line in out.splitlines() if "report:" not in line) <= 100
+    assert not any(line.rstrip().endswith("[") for line in out.splitlines())
     strict = run(["audit", str(path), "--out", str(tmp_path / "out"), "--quiet", "--strict"])
     fails = "does not hold" in capsys.readouterr().out.split("\n\n")[0]
     assert strict == (1 if fails else 0)
@@ -452,6 +470,11 @@ def test_card_on_the_example_plugin(tmp_path, capsys, registry):
         in (tmp_path / "card" / "report" / "index.md").read_text()
     )
     assert re.search(r"\d of 3", out)  # ranked among three measures
+    # each value with its interval, its rank as a range where intervals leave it open, and
+    # what the intervals rest on
+    assert "RprecHalf [95% interval]" in out
+    assert re.search(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]\s+\d(-\d)? of 3", out)
+    assert "rest on" in out and "paired resamples" in out and "Rank 1 is the best" in out
     # the one-page card: every criterion of the battery, the agreement with each baseline,
     # one self-contained HTML page (links only to the full report beside it)
     from metaeval.report.card import BATTERY
@@ -510,6 +533,9 @@ def test_quickstart_runs_the_quickstart_study(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "tau vs full, 10% judged" in out and "Q1 (sim)" in out
+    assert re.search(r"^AP\s+\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", out, flags=re.M)
+    assert "95% intervals of the expected value over 30 topics (200 paired resamples)" in out
+    assert max(len(line) for line in out.split("\nClaims:")[0].splitlines()) <= 100
     page = (tmp_path / "qs" / "report" / "index.html").read_text()
     assert "<h1>Study quickstart</h1>" in page and "<td>Q1</td>" in page
     claims = pd.read_csv(tmp_path / "qs" / "report" / "tables" / "claims.csv")
