@@ -132,7 +132,8 @@ _REGISTRY: dict[str, type[Degrader]] = {}
 class Degrader:
     """Base class: a frozen dataclass whose fields are the degrader's parameters.
 
-    Subclasses set ``name``, ``level_field``, ``dropped``, ``needs_runs``, ``random`` and
+    Subclasses set ``name``, ``level_field``, ``dropped``, ``needs_runs``, ``random``,
+    ``per_topic`` and
     implement :meth:`levels` and :meth:`_trial`, which returns ``{level: keep_mask}`` (or
     ``{level: (keep_mask, grades)}``) for one trial over all levels; nesting across levels
     within a trial (stratified sampling) is therefore natural.
@@ -147,6 +148,10 @@ class Degrader:
     needs_runs: ClassVar[bool] = False
     #: Whether trials differ (False: deterministic, one trial is enough).
     random: ClassVar[bool] = True
+    #: Whether a trial damages each topic independently of the others (sampling per topic,
+    #: per-document noise): a resample of the topics then carries its topics' damage with it,
+    #: and an interval over topic resamples already holds the variation between trials.
+    per_topic: ClassVar[bool] = False
 
     def __post_init__(self):
         self._validate()
@@ -361,6 +366,7 @@ class StratifiedSampling(Degrader):
 
     name: ClassVar[str] = "stratified"
     level_field: ClassVar[str] = "rates"
+    per_topic: ClassVar[bool] = True
 
     def _validate(self):
         object.__setattr__(self, "rates", check_rates("rates", self.rates))
@@ -436,6 +442,7 @@ class UniformSampling(Degrader):
     name: ClassVar[str] = "uniform"
     level_field: ClassVar[str] = "rates"
     dropped: ClassVar[str] = "unjudged"
+    per_topic: ClassVar[bool] = True
 
     def _validate(self):
         object.__setattr__(self, "rates", check_rates("rates", self.rates))
@@ -679,6 +686,7 @@ class AssessorNoise(Degrader):
 
     name: ClassVar[str] = "assessor_noise"
     level_field: ClassVar[str] = "rates"
+    per_topic: ClassVar[bool] = True
 
     def _validate(self):
         if self.confusion is not None:
