@@ -45,12 +45,14 @@ def test_per_topic_equal_to_pytrec_eval(dl_collection, rel):
     names = measure_map(rel)
     evaluator = pytrec_eval.RelevanceEvaluator(qrels.to_dict(), set(names), relevance_level=rel)
     ours = metaeval.evaluate(runs, qrels, list(names.values()), missing="skip")
-    ours = ours.set_index(["run", "topic", "measure"])["value"]
+    ours = ours.set_index(["run", "topic", "measure"])["value"].to_dict()
+    # each measure's canonical name, parsed once (not once per run, topic and measure)
+    canonical = {name: str(metaeval.parse_measure(m)) for name, m in names.items()}
     compared = 0
     for run in runs:
         for topic, values in evaluator.evaluate(run.to_dict()).items():
             for name, value in values.items():
-                got = ours[(run.name, topic, str(metaeval.parse_measure(names[name])))]
+                got = ours[(run.name, topic, canonical[name])]
                 assert abs(got - value) < 1e-9, (year, run.name, topic, name, got, value)
                 compared += 1
     assert compared == len(runs) * len(qrels.topics) * len(names)

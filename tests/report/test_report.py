@@ -108,10 +108,16 @@ class _Links(html.parser.HTMLParser):
         self.text.append(data)
 
 
-def test_html_is_self_contained_and_complete(saved, tmp_path):
+@pytest.fixture(scope="module")
+def written(saved, tmp_path_factory):
+    """The report of the small study, written once (HTML and Markdown) for the tests that only
+    read it."""
     from metaeval.report import write_report
 
-    written = write_report(saved, out=tmp_path / "r")
+    return write_report(saved, out=tmp_path_factory.mktemp("report") / "r")
+
+
+def test_html_is_self_contained_and_complete(written):
     page = written["html"].read_text()
     parser = _Links()
     parser.feed(page)
@@ -125,7 +131,7 @@ def test_html_is_self_contained_and_complete(saved, tmp_path):
     assert "holds" in text and "C1" in text and "C2" in text
     md = written["md"].read_text()
     for image in re.findall(r"\(figures/([^)]+\.png)\)", md):
-        assert (tmp_path / "r" / "figures" / image).is_file()
+        assert (written["md"].parent / "figures" / image).is_file()
 
 
 def test_incomplete_study_gets_a_banner(saved, tmp_path):
@@ -409,7 +415,7 @@ def test_analytic_checks_hold_and_fail():
 # ---------------------------------------------------------------------------- commands
 def test_audit_of_the_sakai_kando_study_on_a_small_simulated_world(tmp_path, capsys, monkeypatch):
     text = (ROOT / "studies" / "sakai-kando-2008.toml").read_text()
-    # keep the simulated world only, smaller; fewer trials and samples
+    # keep the simulated world only, smaller; fewer trials, samples and topic resamples
     worlds = re.findall(r"\[\[worlds\]\].*?(?=\n\[\[|\n\[measures)", text, flags=re.S)
     for block in worlds:
         if 'kind = "trec"' in block:
@@ -417,6 +423,8 @@ def test_audit_of_the_sakai_kando_study_on_a_small_simulated_world(tmp_path, cap
     text = text.replace("n_topics = 50", "n_topics = 15").replace("n_systems = 30", "n_systems = 8")
     text = text.replace("replicates = 3", "replicates = 1").replace("trials = 10", "trials = 2")
     text = text.replace("B = 1000", "B = 200")
+    text = re.sub(r"(?m)^topic_resamples = \d+\n", "", text)
+    text = text.replace("[study]", "[study]\ntopic_resamples = 40", 1)
     path = tmp_path / "sk.toml"
     path.write_text(text)
     import metaeval.report
@@ -434,7 +442,7 @@ def test_audit_of_the_sakai_kando_study_on_a_small_simulated_world(tmp_path, cap
         assert f"<td>{claim}</td>" in page, claim
     assert re.search(r"\d+ hold, \d+ do not hold, \d+ inconclusive", out)
     # every verdict's numbers and what its intervals rest on, wrapped, never cut
-    assert "95% intervals over 15 topics (200 paired resamples)" in out
+    assert "95% intervals over 15 topics (40 paired resamples)" in out
     assert max(len(line) for line in out.splitlines() if "report:" not in line) <= 100
     assert not any(line.rstrip().endswith("[") for line in out.splitlines())
     strict = run(["audit", str(path), "--out", str(tmp_path / "out"), "--quiet", "--strict"])
@@ -442,7 +450,29 @@ def test_audit_of_the_sakai_kando_study_on_a_small_simulated_world(tmp_path, cap
     assert strict == (1 if fails else 0)
 
 
+SMALL_WORLD = """schema = 1
+[study]
+name = "small-world"
+seed = 1
+[[worlds]]
+id = "small"
+kind = "simulator"
+preset = "trec_like"
+n_topics = 20
+n_systems = 10
+params = { n_candidates = 300, rel_median = 15.0, depth = 100, pool_depth = 30 }
+[measures]
+names = ["AP"]
+[[criteria]]
+kind = "robustness"
+"""
+
+
 def test_card_on_the_example_plugin(tmp_path, capsys, registry):
+    # the whole battery on a small simulated world (--world STUDY.toml:WORLD_ID), not on the
+    # default one (50 topics, 30 systems, 2 draws), for time; with 20 topics the stability
+    # criterion keeps every topic-set size of the battery (5, 10, 20)
+    (tmp_path / "small.toml").write_text(SMALL_WORLD)
     code = run(
         [
             "card",
@@ -452,6 +482,8 @@ def test_card_on_the_example_plugin(tmp_path, capsys, registry):
             str(ROOT / "examples" / "my_measures.py"),
             "--against",
             "AP,P@10",
+            "--world",
+            f"{tmp_path / 'small.toml'}:small",
             "--out",
             str(tmp_path / "card"),
             "--quiet",
@@ -528,13 +560,22 @@ kind = "robustness"
     assert world == load_spec(study / "s.toml").world("trec")
 
 
-def test_quickstart_runs_the_quickstart_study(tmp_path, capsys):
+def test_quickstart_runs_the_quickstart_study(tmp_path, capsys, monkeypatch):
+    from metaeval.study import spec as spec_module
+
+    # the shipped quickstart study with 20 topic resamples instead of its 200, for time (the
+    # rest of the file as shipped)
+    shipped = spec_module.study_file("quickstart.toml")
+    text = re.sub(r"(?m)^topic_resamples = \d+\n", "", shipped.read_text())
+    copy = tmp_path / "quickstart.toml"
+    copy.write_text(text.replace("[study]", "[study]\ntopic_resamples = 20", 1))
+    monkeypatch.setattr(spec_module, "study_file", {"quickstart.toml": copy}.__getitem__)
     code = run(["quickstart", "--out", str(tmp_path / "qs"), "--quiet"])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "tau vs full, 10% judged" in out and "Q1 (sim)" in out
     assert re.search(r"^AP\s+\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", out, flags=re.M)
-    assert "95% intervals of the expected value over 30 topics (200 paired resamples)" in out
+    assert "95% intervals of the expected value over 30 topics (20 paired resamples)" in out
     assert max(len(line) for line in out.split("\nClaims:")[0].splitlines()) <= 100
     page = (tmp_path / "qs" / "report" / "index.html").read_text()
     assert "<h1>Study quickstart</h1>" in page and "<td>Q1</td>" in page
@@ -547,10 +588,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian package chromium)")
-def test_the_html_report_renders_in_a_headless_browser(saved, tmp_path):
-    from metaeval.report import write_report
-
-    page = write_report(saved, out=tmp_path / "r", formats=["html"])["html"]
+def test_the_html_report_renders_in_a_headless_browser(written, tmp_path):
+    page = written["html"]
     flags = [
         "--headless",
         "--no-sandbox",

@@ -32,6 +32,7 @@ def calibrated(tmp_path_factory):
         B=200,
         trials=3,
         seed=3,
+        jobs=2,  # the same results as one worker (tests/study/test_runner.py), in less time
     )
 
 

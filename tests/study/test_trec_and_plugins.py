@@ -28,6 +28,7 @@ schema = 1
 name = "trec"
 seed = 3
 plugins = {plugins}
+topic_resamples = 20
 
 [[worlds]]
 id = "files"
@@ -174,7 +175,8 @@ def test_another_version_refuses_to_resume(tmp_path, small_spec):
 
 def test_sigterm_keeps_finished_tasks_and_exits_130(tmp_path, small_spec):
     path = small_spec()
-    path.write_text(path.read_text().replace("trials = 2", "trials = 16"))
+    # 10 tasks: when two are saved, eight are left for the signal to stop
+    path.write_text(path.read_text().replace("trials = 2", "trials = 4"))
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
