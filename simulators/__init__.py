@@ -1,4 +1,5 @@
-"""Synthetic test collections with known truth, pools, and judgment degraders.
+"""Synthetic test collections with known truth, pools, and judgment degraders; score-level
+worlds (fitted margins and copulas) for criteria that need only per-topic scores.
 
 >>> import numpy as np, simulators
 >>> world = simulators.make_world("trec_like", n_topics=20, n_systems=10,
@@ -21,7 +22,9 @@ from simulators.degraders import (
     register_degrader,
     registered_degraders,
 )
+from simulators.margins import Margin, fit_margin, fit_margins, transform_mean
 from simulators.pooling import pool_mask, pool_qrels, pool_size
+from simulators.scores import ScoreCollection, ScoreWorld, simulate_pairs
 from simulators.worlds import PRESETS, World, WorldParams, make_world, preset
 
 __all__ = [
@@ -47,4 +50,11 @@ __all__ = [
     "LeaveOneGroupOut",
     "FewerTeams",
     "AssessorNoise",
+    "Margin",
+    "fit_margin",
+    "fit_margins",
+    "transform_mean",
+    "ScoreWorld",
+    "ScoreCollection",
+    "simulate_pairs",
 ]

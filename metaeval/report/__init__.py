@@ -365,6 +365,21 @@ def _provenance(manifest: dict, spec: dict, done: int) -> str:
                 f"`{w.get('id')}` (simulated: {w.get('preset')}, {w.get('n_topics')} topics, "
                 f"{w.get('n_systems')} systems, {w.get('replicates', 1)} replicate(s))"
             )
+        elif w.get("kind") == "scores":
+            files = w.get("scores", [])
+            files = ", ".join(
+                Path(str(f)).name for f in ([files] if isinstance(files, str) else files)
+            )
+            design = (
+                f"{w.get('pairs', 1000)} pairs per replicate"
+                + (f" differing by {w['delta']}" if w.get("delta") else " (null)")
+                if w.get("design") == "pairs"
+                else f"{w.get('copula', 'gaussian')} copula over the runs"
+            )
+            worlds.append(
+                f"`{w.get('id')}` (score-level: {w.get('measure')} scores of {files}; {design}; "
+                f"{w.get('n_topics')} topics, {w.get('replicates', 1)} replicate(s))"
+            )
         else:
             worlds.append(f"`{w.get('id')}` (TREC files: {Path(str(w.get('qrels', ''))).name})")
     degraders = [

@@ -18,7 +18,8 @@ Check kinds (each is judged on every world):
     instead; ``tolerance``: the difference must exceed it. ``like`` and ``than`` with
     ``within = w``: the measures behave alike, their difference within +-w (an equivalence).
 ``threshold``
-    ``measures`` above ``above`` (or below ``below``); each measure is a part.
+    ``measures`` above ``above`` (or below ``below``, or between the two when both are
+    given: an equivalence band); each measure is a part.
 ``trend``
     ``measures`` ``direction = "falls" | "rises" | "flat"`` from level ``from`` to level
     ``to`` by more than ``tolerance`` (within it, for flat: an equivalence). Without ``from``
@@ -365,6 +366,8 @@ def _threshold(claim: _Claim) -> list[Part]:
     contexts = _contexts(check)
     many_l = len({lv for lv, _ in contexts}) > 1
     many_a = len({a for _, a in contexts}) > 1
+    if "above" in check and "below" in check:
+        return _band(claim, contexts, many_l, many_a)
     above = "above" in check
     t = float(check["above"] if above else check["below"])
     side = "above" if above else "below"
@@ -379,6 +382,25 @@ def _threshold(claim: _Claim) -> list[Part]:
             shown = claim.interval(v, label)
             text = f"{m}{where} {_shown(shown, signed=False)}, claimed {side} {t:g}"
             parts.append(Part(label, "above", 0.0, iv, text))
+    return parts
+
+
+def _band(claim: _Claim, contexts, many_l: bool, many_a: bool) -> list[Part]:
+    """A threshold with both ``above`` and ``below``: the value lies between them, judged as
+    equivalence to their midpoint within half their distance (the whole interval inside)."""
+    check = claim.check
+    low, high = float(check["above"]), float(check["below"])
+    mid, half = (low + high) / 2, (high - low) / 2
+    parts = []
+    for level, against in contexts:
+        where = _where(level, against, many_l, many_a)
+        for m in _as_list(check["measures"]):
+            v = claim.values(m, level, against)
+            label = f"{m}{where} - {mid:g}"
+            iv = claim.interval(v - mid, label)
+            shown = claim.interval(v, label)
+            text = f"{m}{where} {_shown(shown, signed=False)}, claimed between {low:g} and {high:g}"
+            parts.append(Part(label, "within", half, iv, text))
     return parts
 
 

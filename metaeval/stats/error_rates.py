@@ -93,6 +93,9 @@ RATES = ("type1_rate", "type2_rate", "type3_rate", "power")
 #: p-value below 0.05 to be resolved to about +-0.007, and fast over thousands of pairs.
 DEFAULT_B = 1000
 
+#: The bootstrap tests :func:`error_rates` can run (see its ``bootstrap`` parameter).
+BOOTSTRAPS = ("studentized", "mean")
+
 # Elements (rows x topics) of the difference matrix built at once: the cores allocate a few
 # arrays of (rows x resamples) per block of their own, so this only bounds the gathered copy.
 _ROW_ELEMENTS = 2_000_000
@@ -354,7 +357,39 @@ def _wilcoxon_p(Z: np.ndarray) -> np.ndarray:
     return p
 
 
-def _p_values(Z: np.ndarray, test: str, alpha: float, draws: dict) -> np.ndarray:
+def _mean_bootstrap_p(Z: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    r"""Two-sided p of the bootstrap test of the mean difference (not studentised), per row.
+
+    The differences are shifted to mean 0 (:math:`w = z - \bar z`, the null hypothesis) and
+    :math:`p = \#\{b : |\bar w^*_b| \ge |\bar z|\} / B` over the B shared samples: the
+    bootstrap test Urbano, Lima & Hanjalic (2019) ran (they centre the resampled means on
+    their own average instead of on :math:`\bar z`, the same to within the resampling
+    error)."""
+    B, n = counts.shape
+    zbar = Z.mean(axis=1)
+    W = Z - zbar[:, None]
+    p = np.empty(Z.shape[0])
+    countsT = np.ascontiguousarray(counts.T, dtype=float)
+    block = max(1, _ROW_ELEMENTS // B)
+    scale = np.abs(Z).max(axis=1, initial=0.0)
+    for start in range(0, Z.shape[0], block):
+        sl = slice(start, min(Z.shape[0], start + block))
+        means = np.abs(W[sl] @ countsT) / n
+        # a resampled mean equal to |zbar| up to rounding counts as reaching it
+        reach = np.abs(zbar[sl])[:, None] - 1e-12 * scale[sl, None]
+        p[sl] = np.count_nonzero(means >= reach, axis=1) / B
+    return p
+
+
+def _p_values(
+    Z: np.ndarray,
+    test: str,
+    alpha: float,
+    draws: dict,
+    *,
+    sign_tolerance: float = 0.0,
+    bootstrap: str = "studentized",
+) -> np.ndarray:
     """The two-sided p-value of ``test`` on every row of Z (differences a - b)."""
     if test == "t":
         # ttest_rel works on the differences: x = z, y = 0 is the same test as x = a, y = b
@@ -362,11 +397,15 @@ def _p_values(Z: np.ndarray, test: str, alpha: float, draws: dict) -> np.ndarray
     if test == "wilcoxon":
         return _wilcoxon_p(Z)
     if test == "sign":
+        if sign_tolerance:
+            Z = np.where(np.abs(Z) <= sign_tolerance, 0.0, Z)
         return _sign_core(Z, 1.0 - alpha)["p_value"]
     if test == "randomization":
         # Confidence 1 asks for no interval (no shift can be rejected at level 0), which the
         # core then skips: only the p-value is needed here.
         return _randomization_p(Z, draws["signs"], 1.0)["p_value"]
+    if bootstrap == "mean":
+        return _mean_bootstrap_p(Z, draws["counts"])
     _, asl, _ = bootstrap_core(Z, draws["counts"], alpha)
     return asl
 
@@ -382,6 +421,8 @@ def error_rates(
     null_tolerance: float = 0.0,
     B: int | None = None,
     pairs=None,
+    sign_tolerance: float = 0.0,
+    bootstrap: str = "studentized",
     rng=None,
 ) -> ErrorRates:
     r"""Count the type I, II and III errors of paired tests on scores whose truth is known.
@@ -424,6 +465,14 @@ def error_rates(
         default 1000.
     pairs : array_like (P, 2) of int, optional
         Row indices of the pairs to test; default every pair a < b.
+    sign_tolerance : float
+        The sign test counts a difference with :math:`|z| \le` ``sign_tolerance`` as a tie
+        (dropped, as a zero is); Urbano, Lima & Hanjalic (2019) used 0.01. Default 0.
+    bootstrap : {"studentized", "mean"}
+        The bootstrap test: Sakai's studentised one (default, as
+        :func:`~metaeval.stats.paired.bootstrap_test`) or the test of the mean difference
+        the 2019 paper ran (resampled means of the null-shifted differences against
+        :math:`|\bar z|`).
     rng : None, int, SeedSequence or Generator
         Seeds the subsets and resamples; a size's draws depend on it and on the size alone.
 
@@ -449,6 +498,8 @@ def error_rates(
     tests = _tests(tests)
     alpha = check_alpha(alpha)
     null_tolerance = check_real("null_tolerance", null_tolerance, min=0.0)
+    sign_tolerance = check_real("sign_tolerance", sign_tolerance, min=0.0)
+    bootstrap = check_choice("bootstrap", bootstrap, BOOTSTRAPS)
     B = check_B(DEFAULT_B if B is None else B, alpha if "bootstrap" in tests else None)
     pairs = _pairs(pairs, S)
     ia, ib = pairs[:, 0], pairs[:, 1]
@@ -489,7 +540,10 @@ def error_rates(
             zbar, _, _, _, zero_mean = observed_t(Z)
             sign[rows] = np.where(zero_mean, 0, np.sign(zbar)).astype(np.int8)
             for t in tests:
-                reject[t][rows] = _p_values(Z, t, alpha, draws) < alpha
+                p = _p_values(
+                    Z, t, alpha, draws, sign_tolerance=sign_tolerance, bootstrap=bootstrap
+                )
+                reject[t][rows] = p < alpha
         null_rows = np.repeat(null, K)
         truth_rows = np.repeat(true_sign, K)
         direction[n] = sign.reshape(P, K)

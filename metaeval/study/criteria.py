@@ -57,9 +57,13 @@ class Criterion:
         Its statistics are recomputed on the study's paired topic resamples (the uncertainty
         of every interval and verdict built on them). False for a criterion whose statistics
         do not rest on a sample of topics.
+    needs_judgments : bool
+        It reads judgments or damages them (not only per-topic scores), so it cannot run on a
+        score-level world.
     """
 
     kind: ClassVar[str] = ""
+    needs_judgments: ClassVar[bool] = False
     pairwise: ClassVar[bool] = False
     per_measure: ClassVar[bool] = True
     at_full: ClassVar[bool] = True
@@ -219,6 +223,7 @@ class Robustness(Criterion):
     statistics: tuple = ("tau_b", "tau_ap")
     against: tuple = ("full", "truth")
     kind: ClassVar[str] = "robustness"
+    needs_judgments: ClassVar[bool] = True
     ranges: ClassVar[dict] = dict.fromkeys(("tau_b", "tau_a", "tau_ap"), (-1.0, 1.0))
     default_levels: ClassVar[str] = "all"
 
@@ -361,6 +366,7 @@ class SignificanceChanges(Criterion):
     B: int | None = None
     alpha: float = 0.05
     kind: ClassVar[str] = "significance_changes"
+    needs_judgments: ClassVar[bool] = True
     ranges: ClassVar[dict] = {
         "power": (0.0, 1.0),
         **dict.fromkeys(("n_significant", "false_alarms", "reversals", "misses"), (0.0, np.inf)),
@@ -551,6 +557,7 @@ class Informativeness(Criterion):
     count: str = "retrieved"
     select: str = "lists"
     kind: ClassVar[str] = "informativeness"
+    needs_judgments: ClassVar[bool] = True
     ranges: ClassVar[dict] = dict.fromkeys(("rms", "n_lists"), (0.0, np.inf))
 
     def _validate(self):
@@ -690,6 +697,7 @@ class Collection(Criterion):
 
     n_splits: int = 200
     kind: ClassVar[str] = "collection"
+    needs_judgments: ClassVar[bool] = True
     per_measure: ClassVar[bool] = False
     at_degraded: ClassVar[bool] = False
     resampled: ClassVar[bool] = False  # it describes the collection as it is
@@ -774,6 +782,13 @@ class ErrorRates(Criterion):
         Sign vectors (randomisation) and bootstrap samples per size.
     null_tolerance : float
         Largest difference of latent effects between the systems of a null pair, >= 0.
+    sign_tolerance : float
+        Differences within it are ties for the sign test (0.01 in Urbano, Lima & Hanjalic).
+    bootstrap : {"studentized", "mean"}
+        Sakai's studentised bootstrap test, or the paper's test of the mean difference.
+
+    On a score-level world of pairs (``design = "pairs"``) only the world's pairs are tested,
+    each on all its topics and on random subsets of the smaller sizes.
     """
 
     tests: tuple = ("t", "wilcoxon", "sign", "randomization", "bootstrap")
@@ -782,6 +797,8 @@ class ErrorRates(Criterion):
     alpha: float = 0.05
     B: int = 1000
     null_tolerance: float = 0.0
+    sign_tolerance: float = 0.0
+    bootstrap: str = "studentized"
     kind: ClassVar[str] = "error_rates"
     resampled: ClassVar[bool] = False  # see the docstring: replicates carry its uncertainty
 
@@ -803,6 +820,10 @@ class ErrorRates(Criterion):
         check_alpha(self.alpha)
         check_int("B", self.B, min=1)
         check_real("null_tolerance", self.null_tolerance, min=0.0)
+        check_real("sign_tolerance", self.sign_tolerance, min=0.0)
+        from metaeval.stats.error_rates import BOOTSTRAPS
+
+        check_choice("bootstrap", self.bootstrap, BOOTSTRAPS)
 
     def produces(self):
         return (
@@ -840,6 +861,9 @@ class ErrorRates(Criterion):
                 alpha=self.alpha,
                 null_tolerance=self.null_tolerance,
                 B=self.B,
+                pairs=ctx.world.pairs,
+                sign_tolerance=self.sign_tolerance,
+                bootstrap=self.bootstrap,
                 # one stream per world replicate (and criterion): every measure and level
                 # sees the same subsets and resamples
                 rng=ctx.stream("subsets", "error_rates"),

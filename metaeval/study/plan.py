@@ -26,7 +26,7 @@ import pandas as pd
 
 from metaeval.study.criteria import criterion_levels
 from metaeval.study.seeding import short_id
-from metaeval.study.spec import FULL, SpecError, StudySpec, TrecWorld, file_digest
+from metaeval.study.spec import FULL, SpecError, StudySpec, TrecWorld, file_digest, provides
 
 UNIT_COLUMNS = [
     "unit",
@@ -232,8 +232,12 @@ def make_plan(spec: StudySpec, done: frozenset | set = frozenset()) -> Plan:
         for rep in range(world.replicates):
             wident = world_identity(spec, world.id, rep)
             selections = _selection_files(world)
+            # a score-level world has no judgments to damage: full level only
             groups = [("", 0, None)] + [
-                (d.id, t, d) for d in spec.degraders for t in range(d.trials)
+                (d.id, t, d)
+                for d in spec.degraders
+                if world.kind != "scores"
+                for t in range(d.trials)
             ]
             for did, trial, dspec in groups:
                 tid = task_id(world.id, rep, did, trial)
@@ -248,6 +252,11 @@ def make_plan(spec: StudySpec, done: frozenset | set = frozenset()) -> Plan:
                     )
                     for level in levels:
                         for m, other in measure_sets[cspec.id]:
+                            if not (
+                                provides(world, spec.measure(m).name)
+                                and (not other or provides(world, spec.measure(other).name))
+                            ):
+                                continue
                             plugins = (
                                 code_of["world", world.id]
                                 | code_of["criterion", cspec.id]

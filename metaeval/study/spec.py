@@ -286,7 +286,63 @@ class SimWorld:
         return []
 
 
-World = TrecWorld | SimWorld
+@dataclass(frozen=True)
+class ScoresWorld:
+    """A score-level world (:mod:`simulators.scores`): margins and copulas fitted to the
+    per-topic scores of real runs (one CSV matrix of one measure per collection), drawn
+    ``replicates`` times on ``n_topics`` new topics; it knows each system's expected score.
+
+    ``design = "systems"`` simulates every kept run of the first collection together (one
+    copula over them); ``design = "pairs"`` makes ``pairs`` pairs per replicate by the
+    protocol of Urbano, Lima & Hanjalic (2019): null pairs (``delta = 0``) or pairs whose
+    expected scores differ by ``delta``.
+    """
+
+    id: str
+    scores: tuple[Path, ...]
+    measure: str
+    n_topics: int
+    replicates: int = 1
+    design: str = "systems"
+    pairs: int = 1000
+    delta: float = 0.0
+    copula: str = "gaussian"
+    margins: tuple | None = None
+    support: tuple | None = None
+    select: str = "aic"
+    copula_families: tuple | None = None
+    drop_bottom: float = 0.1
+    kind: str = field(default="scores", init=False)
+    rel: int = field(default=1, init=False)
+    best_runs: tuple = field(default=(), init=False)
+
+    def identity(self) -> dict:
+        return {
+            "kind": "scores",
+            "scores": [file_digest(p) for p in self.scores],
+            "measure": self.measure,
+            "n_topics": self.n_topics,
+            "design": self.design,
+            "pairs": self.pairs if self.design == "pairs" else None,
+            "delta": self.delta if self.design == "pairs" else None,
+            "copula": self.copula if self.design == "systems" else "pair",
+            "margins": _jsonable(self.margins),
+            "support": _jsonable(self.support),
+            "select": self.select,
+            "copula_families": _jsonable(self.copula_families),
+            "drop_bottom": self.drop_bottom,
+        }
+
+    def files(self) -> list[Path]:
+        return list(self.scores)
+
+
+World = TrecWorld | SimWorld | ScoresWorld
+
+
+def provides(world: World, measure: str) -> bool:
+    """Whether a world has scores of the measure (a score-level world has one measure)."""
+    return world.kind != "scores" or world.measure == measure
 
 
 def _best_identity(best_runs: tuple) -> dict:
@@ -523,6 +579,7 @@ def load_spec(path: str | Path, *, text: str | None = None) -> StudySpec:
         raise top.error("criteria", "a study needs at least one [[criteria]] entry")
     criteria = tuple(_criterion(t, degraders, worlds) for t in criteria_tables)
     _unique([c.id for c in criteria], top, "criteria")
+    _check_score_worlds(worlds, measures, criteria, top)
 
     claims = tuple(_claim(t, criteria, measures, worlds, degraders) for t in top.tables("claims"))
     _unique([c.id for c in claims], top, "claims")
@@ -544,6 +601,29 @@ def load_spec(path: str | Path, *, text: str | None = None) -> StudySpec:
         path=path,
         text=text,
     )
+
+
+def _check_score_worlds(worlds, measures, criteria, top: _Table) -> None:
+    """A score-level world has one measure's scores and no judgments: the study must list
+    its measure, and run on it only criteria that read scores (a pairs world: error rates)."""
+    for w in worlds:
+        if w.kind != "scores":
+            continue
+        if not any(m.name == w.measure for m in measures):
+            raise top.error(
+                "measures", f"world {w.id!r} holds {w.measure} scores: list {w.measure} among them"
+            )
+        for c in criteria:
+            if not c.runs_on(w.id):
+                continue
+            crit = c.make()
+            if crit.needs_judgments or (w.design == "pairs" and c.kind != "error_rates"):
+                what = "a world of pairs" if w.design == "pairs" else "a scores world"
+                raise top.error(
+                    "criteria",
+                    f"{c.id} ({c.kind}) cannot run on {what} ({w.id!r}); restrict it to other "
+                    "worlds with worlds = [...]",
+                )
 
 
 def _unique(ids: list[str], table: _Table, key: str, what: str = "id") -> None:
@@ -696,7 +776,103 @@ def _world(t: _Table, base: Path) -> World:
             rel=rel,
             best_runs=best_runs,
         )
-    raise t.error("kind", f"must be 'trec' or 'simulator', got {kind!r}")
+    if kind == "scores":
+        return _scores_world(t, base, wid, rel, best_runs)
+    raise t.error("kind", f"must be 'trec', 'simulator' or 'scores', got {kind!r}")
+
+
+def _scores_world(t: _Table, base: Path, wid: str, rel: int, best_runs: tuple) -> ScoresWorld:
+    from metaeval.measures import canonical_name
+    from simulators.margins import CONTINUOUS_FAMILIES, DISCRETE_FAMILIES
+    from simulators.scores import COPULA_FAMILIES, COPULAS, DESIGNS
+
+    if rel != 1 or best_runs:
+        raise t.error("rel" if rel != 1 else "best_runs", "a scores world has no judgments")
+    given = t.take("scores", (str, list))
+    patterns = [given] if isinstance(given, str) else given
+    files: list[Path] = []
+    for i, pattern in enumerate(patterns):
+        where = "scores" if isinstance(given, str) else f"scores[{i}]"
+        if not isinstance(pattern, str):
+            raise t.error(where, f"must be a path or glob, got {_kind(pattern)}")
+        full = str(_absolute(base, pattern))
+        matched = sorted(Path(p) for p in globlib.glob(full) if Path(p).is_file())
+        if not matched:
+            raise t.error(where, f"{pattern!r} matches no file ({full})")
+        files.extend(m for m in matched if m not in files)
+    if not files:
+        raise t.error("scores", "must name at least one score matrix (a path or a glob)")
+    from simulators.scores import read_score_matrix
+
+    for f in files:
+        try:
+            read_score_matrix(f)  # a bad file is named now, not in every task
+        except ValueError as err:
+            raise t.error("scores", str(err)) from None
+    measure = t.take("measure", str)
+    try:
+        measure = canonical_name(measure)
+    except (TypeError, ValueError) as err:
+        raise t.error("measure", str(err)) from None
+    n_topics = t.take("n_topics", int, check=_positive)
+    replicates = t.take("replicates", int, 1, check=_positive)
+    design = t.take("design", str, "systems", check=_one_of(DESIGNS))
+    if design == "systems" and len(files) > 1:
+        raise t.error(
+            "scores", f"a systems world fits one collection: give one file, not {len(files)}"
+        )
+    pairs = t.take("pairs", int, 1000, check=_positive)
+    delta = float(t.take("delta", (float, int), 0.0))
+    copula = t.take("copula", str, "gaussian", check=_one_of(COPULAS))
+    support = t.take("support", list, None)
+    families = CONTINUOUS_FAMILIES if support is None else DISCRETE_FAMILIES
+    margins = t.take("margins", list, None)
+    for i, m in enumerate(margins or []):
+        if m not in families:
+            raise t.error(f"margins[{i}]", f"must be one of {', '.join(families)}, got {m!r}")
+    if support is not None and (
+        len(support) < 2 or not all(isinstance(v, (int, float)) for v in support)
+    ):
+        raise t.error("support", "must list at least two possible scores (numbers)")
+    select = t.take("select", str, "aic", check=_one_of(("aic", "bic")))
+    copula_families = t.take("copula_families", list, None)
+    for i, f in enumerate(copula_families or []):
+        if f not in COPULA_FAMILIES:
+            raise t.error(
+                f"copula_families[{i}]", f"must be one of {', '.join(COPULA_FAMILIES)}, got {f!r}"
+            )
+    drop_bottom = float(t.take("drop_bottom", (float, int), 0.1))
+    if not 0 <= drop_bottom < 1:
+        raise t.error("drop_bottom", f"must be a share in [0, 1), got {drop_bottom}")
+    t.finish(
+        "id, kind, scores, measure, n_topics, replicates, design, pairs, delta, copula, "
+        "margins, support, select, copula_families, drop_bottom"
+    )
+    return ScoresWorld(
+        id=wid,
+        scores=tuple(files),
+        measure=measure,
+        n_topics=n_topics,
+        replicates=replicates,
+        design=design,
+        pairs=pairs,
+        delta=delta,
+        copula=copula,
+        margins=None if margins is None else tuple(margins),
+        support=None if support is None else tuple(sorted(float(v) for v in support)),
+        select=select,
+        copula_families=None if copula_families is None else tuple(copula_families),
+        drop_bottom=drop_bottom,
+    )
+
+
+def _one_of(choices):
+    def check(value):
+        if value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    return check
 
 
 def _check_topics(t: _Table, qrels: Path, topics: Any) -> None:
@@ -956,6 +1132,20 @@ def _claim(t: _Table, criteria, measures, worlds, degraders) -> ClaimSpec:
             "an order check names its measures with greater = [...], less = [...] or "
             "like = [...] (with within = ...), and than = [...]",
         )
+    if kind == "threshold" and "above" not in check and "below" not in check:
+        raise c.error(None, "a threshold check needs above = x, below = y, or both (a band)")
+    if kind == "threshold" and not all(
+        isinstance(check.get(k, 0), (int, float)) and not isinstance(check.get(k), bool)
+        for k in ("above", "below")
+    ):
+        raise c.error("above" if "above" in check else "below", "must be a number")
+    if (
+        kind == "threshold"
+        and "above" in check
+        and "below" in check
+        and not (check["above"] < check["below"])
+    ):
+        raise c.error("below", f"must be above the lower bound ({check['above']})")
     if kind == "order" and ("like" in check) != ("within" in check):
         raise c.error("within" if "like" in check else "like", "like and within go together")
     for key in ("criterion", "change_from"):
@@ -1079,6 +1269,7 @@ __all__ = [
     "SpecError",
     "TrecWorld",
     "SimWorld",
+    "ScoresWorld",
     "DegraderSpec",
     "CriterionSpec",
     "MeasureSpec",

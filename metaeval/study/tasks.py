@@ -13,6 +13,7 @@ worker share them.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import time
 import traceback
@@ -27,7 +28,7 @@ import pandas as pd
 from metaeval.study.criteria import RESAMPLES, rows
 from metaeval.study.plan import Task, Unit, unit_row, world_identity
 from metaeval.study.seeding import generator, short_id
-from metaeval.study.spec import FULL, SimWorld, StudySpec, TrecWorld
+from metaeval.study.spec import FULL, ScoresWorld, SimWorld, StudySpec, TrecWorld
 from metaeval.study.store import UNITS
 
 _WORLDS: OrderedDict[str, LoadedWorld] = OrderedDict()
@@ -48,6 +49,7 @@ class LoadedWorld:
     runs: Any = None  # the RunSet (criteria about the collection itself read it)
     rel: int = 1
     cache: dict = field(default_factory=dict)
+    pairs: np.ndarray | None = None  # (P, 2) the systems paired by a world of pairs
 
     def topic_resamples(self, study_seed: int, n: int) -> np.ndarray:
         """(n, T) positions of the world's topics, drawn with replacement: the paired topic
@@ -102,6 +104,8 @@ def load_world(spec: StudySpec, world_id: str, replicate: int) -> LoadedWorld:
     w = spec.world(world_id)
     if isinstance(w, TrecWorld):
         world = _load_trec(w, ident, replicate)
+    elif isinstance(w, ScoresWorld):
+        world = _load_scores(spec, w, ident, replicate)
     else:
         world = _load_simulated(spec, w, ident, replicate)
     if w.best_runs:
@@ -214,6 +218,93 @@ def _load_simulated(spec: StudySpec, w: SimWorld, ident: dict, replicate: int) -
         system_effect=np.asarray(world.system_effect, dtype=float),
         groups=dict(world.groups),
         rel=w.rel,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreTable:
+    """What a score-level world has in place of an evaluation tensor: one measure's (S, T)
+    per-topic scores, with the names the criteria read."""
+
+    runs: tuple
+    measure: str
+    values: np.ndarray
+
+    @property
+    def n_runs(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def n_topics(self) -> int:
+        return self.values.shape[1]
+
+    @property
+    def topics(self) -> tuple:
+        return tuple(f"t{i + 1:03d}" for i in range(self.n_topics))
+
+    @property
+    def answered(self) -> np.ndarray:
+        return np.ones(self.values.shape, dtype=bool)
+
+    def scores_of(self, measure: str) -> np.ndarray:
+        if measure != self.measure:
+            raise ValueError(f"this world holds {self.measure} scores only, not {measure}")
+        return self.values
+
+
+_MODELS: OrderedDict[str, Any] = OrderedDict()
+_KEEP_MODELS = 2
+# pyvinecopulib's copulas must be freed before the interpreter shuts down, or its bindings
+# print a leak report of every copula still held
+atexit.register(_MODELS.clear)
+
+
+def _fitted_scores(w: ScoresWorld):
+    """The fitted model of a scores world's files (margins; a pair's copula is fitted when a
+    replicate first draws it), kept per process: fitting is deterministic, so the replicates
+    a worker runs share one fit and reuse each other's pair copulas without changing a number."""
+    from simulators.scores import ScoreCollection, ScoreWorld, read_score_matrix
+
+    ident = w.identity()
+    ident.pop("n_topics"), ident.pop("pairs"), ident.pop("delta")
+    key = short_id(ident)
+    if key not in _MODELS:
+        frames = [read_score_matrix(p) for p in w.scores]
+        options = dict(
+            families=w.margins,
+            criterion=w.select,
+            support=None if w.support is None else np.asarray(w.support),
+            copula_families=w.copula_families,
+            drop_bottom=w.drop_bottom,
+        )
+        if w.design == "pairs":
+            model = [ScoreCollection.fit(p.stem, f, **options) for p, f in zip(w.scores, frames)]
+        else:
+            # the copula's pseudo-observations break ties at random, seeded by the file
+            seed = int(ident["scores"][0][:15], 16)
+            model = ScoreWorld.fit(frames[0], copula=w.copula, rng=seed, **options)
+        _MODELS[key] = model
+        while len(_MODELS) > _KEEP_MODELS:
+            _MODELS.popitem(last=False)
+    _MODELS.move_to_end(key)
+    return _MODELS[key]
+
+
+def _load_scores(spec: StudySpec, w: ScoresWorld, ident: dict, replicate: int) -> LoadedWorld:
+    from simulators.scores import simulate_pairs
+
+    model = _fitted_scores(w)
+    rng = generator(spec.seed, "world", ident)
+    if w.design == "pairs":
+        sim = simulate_pairs(model, w.pairs, w.n_topics, delta=w.delta, rng=rng)
+        names = tuple(f"p{k // 2 + 1:06d}{'ab'[k % 2]}" for k in range(2 * w.pairs))
+        values, effect, pairs = sim.scores, sim.system_effect, sim.pairs
+    else:
+        names, values = model.runs, model.simulate(w.n_topics, rng)
+        effect, pairs = model.system_effect, None
+    table = ScoreTable(tuple(names), w.measure, values)
+    return LoadedWorld(
+        w.id, replicate, ident, table, system_effect=np.asarray(effect, float), pairs=pairs
     )
 
 
@@ -356,6 +447,9 @@ class Context:
             cache, tensor = self.world.cache.setdefault("truth", {}), self.world.truth
         key = self.spec.measure(label).name  # labels differing by aggregate share scores
         if key not in cache:
+            if isinstance(tensor, ScoreTable):
+                cache[key] = tensor.scores_of(key)
+                return cache[key]
             values = self.measure(label).compute(tensor)
             if self.spec.missing == "skip":
                 values = np.where(tensor.answered, values, np.nan)

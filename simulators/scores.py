@@ -1,0 +1,518 @@
+r"""Score-level worlds: per-topic scores simulated from fitted margins and copulas.
+
+A document-level world (:mod:`simulators.worlds`) makes judgments and runs; a score-level world
+makes what the criteria that need only scores read, a (systems x topics) matrix of one
+measure's per-topic scores, with a known truth: every system's expected score. It follows
+Urbano & Nagler (2018):
+
+* each system's scores over topics have a **margin** :math:`F_s`, a distribution on [0, 1]
+  fitted to a real run's scores and chosen among several families by AIC or BIC
+  (:mod:`simulators.margins`);
+* the dependence between systems (a hard topic is hard for every system) is a **copula**
+  :math:`C`, fitted to the pseudo-observations (ranks) of the real scores: a Gaussian copula,
+  a vine copula (pyvinecopulib, the C++ core of the R package the papers use), or, for a pair
+  of systems, a bivariate copula chosen among parametric families by AIC;
+* a topic's scores are :math:`x_s = F_s^{-1}(u_s)` with :math:`u \sim C`, so each system's
+  expected score is its margin's mean, known exactly; :func:`~simulators.margins.transform_mean`
+  moves a margin to any expected value, to make pairs with a known difference.
+
+Two designs:
+
+* :class:`ScoreWorld` (``design = "systems"``): every kept run of a collection at once, with
+  its margin and one copula over all of them: a new collection of the same systems on new
+  topics.
+* :func:`simulate_pairs` (``design = "pairs"``), the protocol of Urbano, Lima & Hanjalic (2019)
+  for the error rates of tests: each trial picks a collection (with probability proportional
+  to its number of runs), two of its runs at random, the bivariate copula fitted to that pair,
+  and the first run's margin for **both** systems (a null pair: equal expected scores), or the
+  first run's margin and the same margin moved by ``delta`` (a known difference).
+
+Before fitting, runs whose per-topic scores equal another run's (within 1e-5 on every topic)
+and the runs below the ``drop_bottom`` quantile of mean score are removed, as the papers do
+(those runs are buggy or uninteresting, and they distort the copulas).
+
+References
+----------
+.. [UN18] J. Urbano, T. Nagler (2018). Stochastic simulation of test collections: evaluation
+   scores. SIGIR 2018, 695-704.
+.. [ULH19] J. Urbano, H. Lima, A. Hanjalic (2019). Statistical significance testing in
+   information retrieval: an empirical analysis of type I, type II and type III errors.
+   SIGIR 2019, 505-514.
+.. [ACFB09] K. Aas, C. Czado, A. Frigessi, H. Bakken (2009). Pair-copula constructions of
+   multiple dependence. Insurance: Mathematics and Economics 44(2).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from metaeval._validation import as_generator, check_int, check_real
+from simulators.margins import Margin, fit_margin, transform_mean
+
+#: Bivariate copula families (pyvinecopulib's names). The default set is every parametric
+#: family, the set the papers selected from (R's VineCopula has no nonparametric family);
+#: "tll" adds pyvinecopulib's nonparametric one.
+COPULA_FAMILIES = (
+    "indep",
+    "gaussian",
+    "student",
+    "clayton",
+    "gumbel",
+    "frank",
+    "joe",
+    "bb1",
+    "bb6",
+    "bb7",
+    "bb8",
+    "tawn",
+    "tll",
+)
+PARAMETRIC_FAMILIES = COPULA_FAMILIES[:-1]
+COPULAS = ("gaussian", "vine", "independent")
+DESIGNS = ("systems", "pairs")
+_DUPLICATE_TOL = 1e-5
+
+
+def _pv():
+    try:
+        import pyvinecopulib
+    except ImportError as err:  # pragma: no cover - a declared dependency
+        raise ImportError(
+            "score-level worlds need pyvinecopulib (pip install pyvinecopulib)"
+        ) from err
+    return pyvinecopulib
+
+
+def _families(names) -> list:
+    pv = _pv()
+    names = PARAMETRIC_FAMILIES if names is None else tuple(names)
+    unknown = [n for n in names if n not in COPULA_FAMILIES]
+    if unknown or not names:
+        raise ValueError(
+            f"unknown copula family {unknown[0]!r}; known: {', '.join(COPULA_FAMILIES)}"
+            if unknown
+            else "copula families must name at least one family"
+        )
+    return [getattr(pv.BicopFamily, n) for n in names]
+
+
+# ------------------------------------------------------------------------------ data
+
+
+def read_score_matrix(path) -> pd.DataFrame:
+    """A (topics x runs) matrix of one measure's per-topic scores from a CSV file.
+
+    One column per run, named in the header, one row per topic; a first column of topic ids
+    (any non-numeric column) is used as the index. Every score must be a finite number in
+    [0, 1].
+    """
+    path = Path(path)
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: cannot read a score matrix: {err}") from None
+    if frame.shape[1] and not pd.api.types.is_numeric_dtype(frame.iloc[:, 0]):
+        frame = frame.set_index(frame.columns[0])
+    bad = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    if bad:
+        raise ValueError(f"{path}: column {bad[0]!r} is not numeric")
+    values = frame.to_numpy(dtype=float)
+    if frame.shape[0] < 3 or frame.shape[1] < 2:
+        raise ValueError(
+            f"{path}: needs at least 3 topics (rows) and 2 runs (columns), got {frame.shape}"
+        )
+    if not np.isfinite(values).all():
+        raise ValueError(f"{path}: has missing or non-finite scores")
+    if values.min() < 0 or values.max() > 1:
+        raise ValueError(f"{path}: scores must lie in [0, 1], got {values.min()}..{values.max()}")
+    return frame
+
+
+def keep_runs(X: np.ndarray, *, drop_bottom: float = 0.1, drop_duplicates: bool = True):
+    """Indices of the runs (columns of the (T, S) matrix X) the papers keep: no run equal to
+    an earlier one (within 1e-5 on every topic), none below the ``drop_bottom`` quantile of
+    the mean scores (R's default type-7 quantile, as the papers computed it)."""
+    X = np.asarray(X, dtype=float)
+    keep = np.arange(X.shape[1])
+    if drop_duplicates:
+        dup = np.zeros(X.shape[1], dtype=bool)
+        for i in range(X.shape[1] - 1):
+            if dup[i]:
+                continue
+            same = np.all(np.abs(X[:, i + 1 :] - X[:, [i]]) <= _DUPLICATE_TOL, axis=0)
+            dup[i + 1 :] |= same
+        keep = keep[~dup]
+    if drop_bottom:
+        mu = X[:, keep].mean(axis=0)
+        keep = keep[mu >= np.quantile(mu, drop_bottom)]
+    return keep
+
+
+def pseudo_observations(X: np.ndarray, rng=None) -> np.ndarray:
+    """(T, d) ranks of each column divided by T + 1, ties broken at random (as R's
+    ``pobs(ties.method = "random")``): the uniforms a copula is fitted to."""
+    X = np.asarray(X, dtype=float)
+    gen = as_generator(rng)
+    T = X.shape[0]
+    u = np.empty_like(X)
+    for j in range(X.shape[1]):
+        order = np.lexsort((gen.random(T), X[:, j]))
+        u[order, j] = np.arange(1, T + 1)
+    return u / (T + 1)
+
+
+# ------------------------------------------------------------------------------ copulas
+
+
+@dataclass(frozen=True)
+class GaussianCopula:
+    r"""The Gaussian copula of a correlation matrix R: :math:`u = \Phi(z)`,
+    :math:`z \sim N(0, R)`.
+
+    Fitted by the correlation of the normal scores :math:`\Phi^{-1}(u)` of the
+    pseudo-observations (van der Waerden); with fewer topics than systems R is singular, and
+    sampling uses its positive semi-definite square root (eigenvalues below 0 set to 0).
+    """
+
+    corr: np.ndarray
+
+    @property
+    def dim(self) -> int:
+        return self.corr.shape[0]
+
+    @classmethod
+    def fit(cls, u: np.ndarray) -> GaussianCopula:
+        z = stats.norm.ppf(np.asarray(u, dtype=float))
+        corr = np.atleast_2d(np.corrcoef(z, rowvar=False))
+        return cls(np.nan_to_num(corr, nan=0.0) * (1 - np.eye(len(corr))) + np.eye(len(corr)))
+
+    @functools.cached_property
+    def _root(self) -> np.ndarray:
+        w, V = np.linalg.eigh(self.corr)
+        return V * np.sqrt(np.clip(w, 0.0, None))
+
+    def simulate(self, n: int, rng=None) -> np.ndarray:
+        z = as_generator(rng).standard_normal((n, self.dim)) @ self._root.T
+        sd = np.sqrt(np.clip(np.diag(self.corr), 1e-300, None))
+        return stats.norm.cdf(z / sd)
+
+    def to_dict(self) -> dict:
+        return {"copula": "gaussian", "corr": self.corr.tolist()}
+
+
+@dataclass(frozen=True)
+class IndependenceCopula:
+    """Independent uniforms: systems unrelated across topics (no topic difficulty)."""
+
+    dim: int
+
+    def simulate(self, n: int, rng=None) -> np.ndarray:
+        return as_generator(rng).random((n, self.dim))
+
+    def to_dict(self) -> dict:
+        return {"copula": "independent", "dim": self.dim}
+
+
+@dataclass(frozen=True, eq=False)
+class VineCopula:
+    """A regular-vine copula (Aas et al. 2009) fitted by pyvinecopulib: a tree of bivariate
+    copulas chosen by AIC among ``families``, truncated after ``trunc_lvl`` trees (None: all).
+
+    Sampling feeds the generator's own uniforms through the vine's inverse Rosenblatt
+    transform, so the draws depend on the study's random stream alone."""
+
+    model: object  # pyvinecopulib.Vinecop
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.dim)
+
+    @classmethod
+    def fit(cls, u: np.ndarray, *, families=None, criterion="aic", trunc_lvl=None) -> VineCopula:
+        pv = _pv()
+        controls = pv.FitControlsVinecop(
+            family_set=_families(families),
+            selection_criterion=criterion,
+            **({} if trunc_lvl is None else {"trunc_lvl": int(trunc_lvl)}),
+        )
+        return cls(pv.Vinecop.from_data(np.asarray(u, dtype=float), controls=controls))
+
+    def simulate(self, n: int, rng=None) -> np.ndarray:
+        w = as_generator(rng).random((n, self.dim))
+        return np.asarray(self.model.inverse_rosenblatt(w))
+
+    def to_dict(self) -> dict:
+        return {"copula": "vine", "json": self.model.to_json()}
+
+
+@dataclass(frozen=True, eq=False)
+class PairCopula:
+    """A bivariate copula chosen by AIC (or BIC) among ``families`` (pyvinecopulib's
+    ``Bicop``), as R's ``VineCopula::BiCopSelect`` does for the papers."""
+
+    model: object  # pyvinecopulib.Bicop
+    dim: int = field(default=2, init=False)
+
+    @classmethod
+    def fit(cls, u: np.ndarray, *, families=None, criterion="aic") -> PairCopula:
+        pv = _pv()
+        controls = pv.FitControlsBicop(
+            family_set=_families(families), selection_criterion=criterion
+        )
+        return cls(pv.Bicop.from_data(np.asarray(u, dtype=float), controls=controls))
+
+    @property
+    def family(self) -> str:
+        name = str(self.model.family).rsplit(".", 1)[-1]
+        rotation = int(self.model.rotation)
+        return name if rotation == 0 else f"{name}{rotation}"
+
+    @property
+    def tau(self) -> float:
+        """Kendall's tau of the fitted copula."""
+        return float(self.model.parameters_to_tau(self.model.parameters))
+
+    def simulate(self, n: int, rng=None) -> np.ndarray:
+        w = as_generator(rng).random((n, 2))
+        # v = h^{-1}(w2 | u1): the second coordinate given the first
+        v = self.model.hinv1(w)
+        return np.column_stack([w[:, 0], v])
+
+    def to_dict(self) -> dict:
+        return {"copula": "pair", "json": self.model.to_json()}
+
+
+def fit_copula(u: np.ndarray, kind: str, *, families=None, criterion="aic", trunc_lvl=None):
+    """A copula of ``kind`` ("gaussian", "vine" or "independent") fitted to pseudo-observations."""
+    if kind == "gaussian":
+        return GaussianCopula.fit(u)
+    if kind == "vine":
+        return VineCopula.fit(u, families=families, criterion=criterion, trunc_lvl=trunc_lvl)
+    if kind == "independent":
+        return IndependenceCopula(np.asarray(u).shape[1])
+    raise ValueError(f"unknown copula {kind!r}; known: {', '.join(COPULAS)}")
+
+
+# ------------------------------------------------------------------------------ worlds
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreWorld:
+    """Margins of S systems and a copula over them: new collections of the same systems.
+
+    Attributes
+    ----------
+    runs : tuple of str
+        The systems' names.
+    margins : tuple of Margin
+        Each system's score distribution; its mean is the system's true expected score.
+    copula : GaussianCopula, VineCopula or IndependenceCopula
+    """
+
+    runs: tuple
+    margins: tuple
+    copula: object
+
+    @property
+    def system_effect(self) -> np.ndarray:
+        """(S,) the systems' expected scores, the truth a simulated collection estimates."""
+        return np.array([m.mean for m in self.margins])
+
+    def simulate(self, n_topics: int, rng=None) -> np.ndarray:
+        """(S, n_topics) per-topic scores of a new collection."""
+        n_topics = check_int("n_topics", n_topics, min=1)
+        u = self.copula.simulate(n_topics, as_generator(rng))
+        return np.stack([m.ppf(u[:, s]) for s, m in enumerate(self.margins)])
+
+    def with_means(self, means) -> ScoreWorld:
+        """The same world with every margin moved to the given expected score (exactly)."""
+        means = np.broadcast_to(np.asarray(means, dtype=float), (len(self.margins),))
+        return ScoreWorld(
+            self.runs,
+            tuple(transform_mean(m, float(mu)) for m, mu in zip(self.margins, means)),
+            self.copula,
+        )
+
+    @classmethod
+    def fit(
+        cls,
+        scores,
+        *,
+        families=None,
+        criterion: str = "aic",
+        support=None,
+        copula: str = "gaussian",
+        copula_families=None,
+        trunc_lvl=None,
+        drop_bottom: float = 0.1,
+        drop_duplicates: bool = True,
+        rng=None,
+    ) -> ScoreWorld:
+        """Fit margins and a copula to a (topics x runs) score matrix (a frame, or an array
+        whose columns are runs)."""
+        frame = scores if isinstance(scores, pd.DataFrame) else pd.DataFrame(np.asarray(scores))
+        X = frame.to_numpy(dtype=float)
+        keep = keep_runs(X, drop_bottom=drop_bottom, drop_duplicates=drop_duplicates)
+        X = X[:, keep]
+        margins = tuple(
+            fit_margin(X[:, j], families=families, criterion=criterion, support=support)
+            for j in range(X.shape[1])
+        )
+        u = pseudo_observations(X, rng)
+        cop = fit_copula(
+            u, copula, families=copula_families, criterion=criterion, trunc_lvl=trunc_lvl
+        )
+        return cls(tuple(str(frame.columns[j]) for j in keep), margins, cop)
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreCollection:
+    """One real collection's scores for the pairs design: its kept runs, their margins
+    (fitted once) and their pairs' bivariate copulas (fitted when first drawn, then kept)."""
+
+    name: str
+    runs: tuple
+    scores: np.ndarray  # (T, S) of the kept runs
+    margins: tuple
+    families: tuple | None = None
+    criterion: str = "aic"
+    _copulas: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def fit(
+        cls,
+        name: str,
+        frame: pd.DataFrame,
+        *,
+        families=None,
+        criterion: str = "aic",
+        support=None,
+        copula_families=None,
+        drop_bottom: float = 0.1,
+        drop_duplicates: bool = True,
+    ) -> ScoreCollection:
+        X = frame.to_numpy(dtype=float)
+        keep = keep_runs(X, drop_bottom=drop_bottom, drop_duplicates=drop_duplicates)
+        X = X[:, keep]
+        margins = tuple(
+            fit_margin(X[:, j], families=families, criterion=criterion, support=support)
+            for j in range(X.shape[1])
+        )
+        return cls(
+            name,
+            tuple(str(frame.columns[j]) for j in keep),
+            X,
+            margins,
+            None if copula_families is None else tuple(copula_families),
+            criterion,
+        )
+
+    def copula(self, i: int, j: int) -> PairCopula:
+        """The bivariate copula of runs i and j (in that order), fitted on first use.
+
+        The pseudo-observations' random tie-breaking is seeded by the collection and the
+        pair, so a pair's copula is the same whoever fits it first."""
+        key = (min(i, j), max(i, j))
+        if key not in self._copulas:
+            seed = int.from_bytes(
+                hashlib.sha256(f"{self.name}\0{key[0]}\0{key[1]}".encode()).digest()[:8], "big"
+            )
+            u = pseudo_observations(self.scores[:, list(key)], seed)
+            self._copulas[key] = PairCopula.fit(u, families=self.families, criterion=self.criterion)
+        return self._copulas[key]
+
+
+@dataclass(frozen=True)
+class SimulatedPairs:
+    """The result of :func:`simulate_pairs`: 2P systems, rows 2k and 2k + 1 the pair k."""
+
+    scores: np.ndarray  # (2P, n_topics)
+    system_effect: np.ndarray  # (2P,) expected scores
+    pairs: np.ndarray  # (P, 2) row indices
+    trials: pd.DataFrame  # per pair: collection, run_a, run_b, margin, copula, tau
+
+
+def simulate_pairs(
+    collections, n_pairs: int, n_topics: int, *, delta: float = 0.0, rng=None
+) -> SimulatedPairs:
+    r"""Pairs of systems by the protocol of Urbano, Lima & Hanjalic (2019).
+
+    Each of the ``n_pairs`` trials picks a collection with probability proportional to its
+    number of runs, two distinct runs (a, b) of it uniformly, the bivariate copula fitted to
+    them, and simulates ``n_topics`` topics :math:`(u, v) \sim C_{ab}`; the pair's scores are
+    :math:`F_a^{-1}(u)` and :math:`F'^{-1}(v)` with :math:`F' = F_a` (``delta = 0``: a null
+    pair, equal expected scores) or :math:`F_a` moved to the mean :math:`\mu_a + \delta`
+    (:func:`~simulators.margins.transform_mean`; trials where that leaves (0, 1) move it
+    down instead, so the pair still differs by exactly :math:`|\delta|`).
+    """
+    collections = list(collections)
+    n_pairs = check_int("n_pairs", n_pairs, min=1)
+    n_topics = check_int("n_topics", n_topics, min=1)
+    delta = check_real("delta", delta)
+    gen = as_generator(rng)
+    sizes = np.array([len(c.runs) for c in collections], dtype=float)
+    if (sizes < 2).any():
+        raise ValueError("every collection must keep at least 2 runs")
+    which = gen.choice(len(collections), size=n_pairs, p=sizes / sizes.sum())
+    scores = np.empty((2 * n_pairs, n_topics))
+    effect = np.empty(2 * n_pairs)
+    records = []
+    moved: dict = {}
+    for k in range(n_pairs):
+        c = collections[which[k]]
+        a, b = gen.choice(len(c.runs), size=2, replace=False)
+        cop = c.copula(int(a), int(b))
+        u = cop.simulate(n_topics, gen)
+        if a > b:  # the copula was fitted with the runs in index order
+            u = u[:, ::-1]
+        base = c.margins[a]
+        other = base
+        if delta:
+            key = (which[k], int(a))
+            if key not in moved:
+                target = base.mean + delta
+                if not 0.0 < target < 1.0 or not _reachable(base, target):
+                    target = base.mean - delta
+                moved[key] = transform_mean(base, target)
+            other = moved[key]
+        scores[2 * k] = base.ppf(u[:, 0])
+        scores[2 * k + 1] = other.ppf(u[:, 1])
+        effect[2 * k], effect[2 * k + 1] = base.mean, other.mean
+        records.append((c.name, c.runs[a], c.runs[b], base.family, cop.family, cop.tau))
+    trials = pd.DataFrame(
+        records, columns=["collection", "run_a", "run_b", "margin", "copula", "tau"]
+    )
+    pairs = np.arange(2 * n_pairs).reshape(n_pairs, 2)
+    return SimulatedPairs(scores, effect, pairs, trials)
+
+
+def _reachable(margin: Margin, target: float) -> bool:
+    lo, hi = float(margin.ppf(0.0)), float(margin.ppf(1.0))
+    return lo < target < hi
+
+
+__all__ = [
+    "COPULA_FAMILIES",
+    "PARAMETRIC_FAMILIES",
+    "COPULAS",
+    "DESIGNS",
+    "read_score_matrix",
+    "keep_runs",
+    "pseudo_observations",
+    "GaussianCopula",
+    "IndependenceCopula",
+    "VineCopula",
+    "PairCopula",
+    "fit_copula",
+    "ScoreWorld",
+    "ScoreCollection",
+    "SimulatedPairs",
+    "simulate_pairs",
+]
