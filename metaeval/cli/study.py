@@ -251,8 +251,8 @@ def status(
         Path, typer.Argument(help="A study's output folder.", exists=True, file_okay=False)
     ],
 ) -> None:
-    """How far a study is, from its output folder alone: what is done is what
-    ``load_results`` reads, and a saved file that is missing or damaged is named."""
+    """How far a study is, from its output folder alone: what is done is what the report
+    reads, and a saved file that is missing or damaged is named."""
     from metaeval.study import Store
     from metaeval.study.store import StoreError, read_table
 

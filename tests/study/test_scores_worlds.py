@@ -171,6 +171,8 @@ kind = "topic_set_size"
     assert kinds == set(res.criterion)
     # (the swap method's smallest difference with few swaps is undefined for 8 runs)
     assert res[res.statistic != "min_difference"].value.notna().all()
+    title, blocks, _ = build(tmp_path / "out")
+    assert blocks and "score-level: AP scores of c1_ap.csv" in str(blocks[0:3])
     assert set(res.replicate) == {0, 1}
 
 
