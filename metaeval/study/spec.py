@@ -63,6 +63,7 @@ Schema 1::
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import glob as globlib
 import hashlib
 import json
@@ -145,9 +146,20 @@ class _Table:
 
     def finish(self, allowed: str = "") -> None:
         if self.data:
-            key = sorted(self.data)[0]
-            hint = f"; allowed keys: {allowed}" if allowed else ""
-            raise self.error(key, f"unknown key{hint}")
+            self.refuse_unknown(allowed)
+
+    def refuse_unknown(self, allowed: str) -> None:
+        """An error naming the first key not in ``allowed`` (a comma-separated list), with the
+        allowed key it is most likely a typo of."""
+        names = [a.strip() for a in allowed.split(",") if a.strip()]
+        unknown = sorted(k for k in self.data if k not in names)
+        if not unknown:
+            return
+        key = unknown[0]
+        close = difflib.get_close_matches(key, names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        listed = f" (allowed keys: {allowed})" if allowed else ""
+        raise self.error(key, f"unknown key{hint}{listed}")
 
 
 def _kind(value: Any) -> str:
@@ -186,6 +198,12 @@ def _identifier(what: str):
 def _positive(value: int) -> int:
     if value < 1:
         raise ValueError(f"must be a positive integer, got {value}")
+    return value
+
+
+def _at_least_two_systems(value: int) -> int:
+    if value < 2:
+        raise ValueError(f"must be at least 2 (every criterion compares systems), got {value}")
     return value
 
 
@@ -537,6 +555,8 @@ def load_spec(path: str | Path, *, text: str | None = None) -> StudySpec:
         raise SpecError(f"{label}: not valid TOML: {err}") from None
     base = path.resolve().parent
     top = _Table(data, "", label)
+    # a misspelt section is named before any section that refers to it is read
+    top.refuse_unknown(_TOP_KEYS)
     schema = top.take("schema", int)
     if schema != SCHEMA:
         raise top.error("schema", f"this metaeval reads schema {SCHEMA}, got {schema}")
@@ -583,7 +603,7 @@ def load_spec(path: str | Path, *, text: str | None = None) -> StudySpec:
 
     claims = tuple(_claim(t, criteria, measures, worlds, degraders) for t in top.tables("claims"))
     _unique([c.id for c in claims], top, "claims")
-    top.finish("schema, study, worlds, degraders, measures, criteria, claims")
+    top.finish(_TOP_KEYS)
     return StudySpec(
         name=name,
         seed=seed,
@@ -624,6 +644,9 @@ def _check_score_worlds(worlds, measures, criteria, top: _Table) -> None:
                     f"{c.id} ({c.kind}) cannot run on {what} ({w.id!r}); restrict it to other "
                     "worlds with worlds = [...]",
                 )
+
+
+_TOP_KEYS = "schema, study, worlds, degraders, measures, criteria, claims"
 
 
 def _unique(ids: list[str], table: _Table, key: str, what: str = "id") -> None:
@@ -744,7 +767,7 @@ def _world(t: _Table, base: Path) -> World:
         if preset not in PRESETS:
             raise t.error("preset", f"must be one of {', '.join(sorted(PRESETS))}, got {preset!r}")
         n_topics = t.take("n_topics", int, check=_positive)
-        n_systems = t.take("n_systems", int, check=_positive)
+        n_systems = t.take("n_systems", int, check=_at_least_two_systems)
         replicates = t.take("replicates", int, 1, check=_positive)
         params_t = t.table("params", None)
         params: dict = {}

@@ -72,6 +72,7 @@ def test_small_spec_loads(tmp_path):
         ),
         ("schema = 1", "schema = 2", r"schema: this metaeval reads schema 1"),
         ("[study]", "[study]\ncolour = 1", r"study\.colour: unknown key"),
+        ("n_systems = 6", "n_systems = 1", r"worlds\[0\]\.n_systems: must be at least 2"),
     ],
 )
 def test_errors_name_the_key_path(tmp_path, old, new, where):
@@ -173,3 +174,15 @@ def test_a_claim_names_a_statistic_its_criterion_gives(tmp_path):
     bad = spec_text() + claim.replace("{stat}", "tau_c").replace("}}", "}")
     with pytest.raises(SpecError, match=r"claims\[0\]\.check\.statistic: .*no statistic 'tau_c'"):
         load_spec(write_spec(tmp_path, bad))
+
+
+def test_a_misspelt_section_is_named_before_the_claims_that_need_it(tmp_path):
+    claim = (
+        '\n[[claims]]\nid = "C"\ntext = "t"\ncheck = { kind = "threshold", criterion = '
+        '"robustness", statistic = "tau_b", measures = ["AP"], level = "20", above = 0.5 }\n'
+    )
+    text = spec_text().replace("[[degraders]]", "[[degrader]]") + claim
+    with pytest.raises(
+        SpecError, match=r"^study\.toml: degrader: unknown key; did you mean 'degraders'\?"
+    ):
+        load_spec(write_spec(tmp_path, text))
