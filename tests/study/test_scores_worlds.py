@@ -131,13 +131,24 @@ def test_a_study_of_null_pairs_counts_type_i_errors(tmp_path):
     t = rates[rates.other == "t"].value.mean()
     # 3 x 2 x 400 null decisions: the t-test keeps its level within Monte-Carlo error
     assert abs(t - 0.05) < 4 * np.sqrt(0.05 * 0.95 / 2400) + 0.01
-    # another run with two workers gives the same bytes
+    # the same results on two workers, and on a Dask cluster
     run_study(spec, tmp_path / "out2", jobs=2)
-    again = load_results(tmp_path / "out2")
-    pd.testing.assert_frame_equal(
-        res.sort_values(list(res.columns[:8])).reset_index(drop=True),
-        again.sort_values(list(res.columns[:8])).reset_index(drop=True),
-    )
+    outs = [tmp_path / "out2"]
+    distributed = pytest.importorskip("dask.distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        run_study(spec, tmp_path / "dask", scheduler=client, quiet=True)
+    outs.append(tmp_path / "dask")
+    key = list(res.columns[:8])
+    for out in outs:
+        pd.testing.assert_frame_equal(
+            res.sort_values(key).reset_index(drop=True),
+            load_results(out).sort_values(key).reset_index(drop=True),
+        )
 
 
 def test_a_systems_world_serves_score_criteria(tmp_path):
