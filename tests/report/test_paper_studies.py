@@ -164,3 +164,16 @@ kind = "topic_difficulty"
     )
     with pytest.raises(ValueError, match="fraction"):
         load_spec(tmp_path / "bad.toml")
+
+
+@pytest.mark.parametrize("study", sorted(p.name for p in (ROOT / "studies").glob("*.toml")))
+def test_every_committed_study_loads(study):
+    """Every study file of the repository reads (its data is beside the repository)."""
+    from tests.conftest import need_data
+
+    need_data("trec-dl-2020")
+    need_data("urbano")
+    from metaeval.study import load_spec
+
+    spec = load_spec(ROOT / "studies" / study)
+    assert spec.criteria and spec.worlds
