@@ -149,13 +149,14 @@ def resolve_seed(seed: int | None) -> int:
 
 def load_plugins(plugins: list[Path] | None) -> None:
     from metaeval.measures import load_plugin
+    from metaeval.measures.plugins import PluginFileError
 
     for path in plugins or []:
         try:
             load_plugin(path)
-        except Exception as err:  # a user's file: show what went wrong in it
-            if str(err).startswith(f"plugin file {path}"):  # said by load_plugin itself
-                fail(str(err))
+        except PluginFileError as err:  # load_plugin's own words about the file
+            fail(str(err))
+        except Exception as err:  # raised by the file's code: show what went wrong in it
             fail(f"plugin {path}: {type(err).__name__}: {err}")
 
 

@@ -156,15 +156,12 @@ def stability(
     _enough_runs(tensor, "stability")
     if tensor.n_topics < 2:
         fail(f"stability draws topic subsets: the qrels have {tensor.n_topics} topic, need 2+")
+    for n in sizes_values or ():
+        # checked here, against the topics read, so the error names the option
+        if not (isinstance(n, int) and 1 <= n <= tensor.n_topics):
+            fail(f"--sizes {sizes}: each size must be a whole number in 1..{tensor.n_topics}")
     scores = {str(m): m.compute(tensor) for m in measures}
-    try:
-        result = topic_subset_stability(
-            scores, sizes_values, repeats, split_half=split_half, rng=seed
-        )
-    except (ValueError, TypeError) as err:
-        if sizes is not None and str(err).startswith("sizes"):
-            option_error("--sizes", sizes, err)
-        raise
+    result = topic_subset_stability(scores, sizes_values, repeats, split_half=split_half, rng=seed)
     print_frame(result.summary() if summary else result.to_frame(), fmt)
 
 

@@ -39,18 +39,15 @@ def run_checked(spec, out: Path | None, **kwargs):
     world too large for memory. A run stopped by Ctrl-C or SIGTERM raises
     :class:`Interrupted` (every finished task is saved)."""
     from metaeval.study import run_study
+    from metaeval.study.runner import SchedulerError
 
     scheduler = kwargs.get("scheduler")
     if out is not None:
         writable(out, "--out", folder=True)
     try:
         summary = run_study(spec, out, **kwargs)
-    except OSError as err:  # TimeoutError included
-        if scheduler is not None and (
-            isinstance(err, TimeoutError) or scheduler in str(err) or "connect" in str(err)
-        ):
-            fail(f"--scheduler {scheduler}: cannot use the Dask scheduler ({err})")
-        raise
+    except SchedulerError as err:
+        fail(f"--scheduler {scheduler}: cannot use the Dask scheduler ({err.__cause__})")
     except MemoryError as err:
         fail(_out_of_memory(spec, err))
     if summary.interrupted:

@@ -16,6 +16,24 @@ _loaded_entry_points = False
 _CONTENT: dict[str, str] = {}
 
 
+class PluginFileError(Exception):
+    """A plugin file that cannot be imported for a reason :func:`load_plugin` states itself
+    (missing, a directory, not importable, exited while loading); errors raised by the file's
+    own code pass through unchanged."""
+
+
+class PluginFileMissing(PluginFileError, FileNotFoundError):
+    pass
+
+
+class PluginFileIsADirectory(PluginFileError, IsADirectoryError):
+    pass
+
+
+class PluginFileNotImportable(PluginFileError, ImportError):
+    pass
+
+
 def load_plugin(path: str | Path) -> bool:
     """Import a Python file so that the measures (degraders, criteria) it registers become
     known; returns True when it was imported now, False when this process already runs its
@@ -28,9 +46,9 @@ def load_plugin(path: str | Path) -> bool:
     """
     path = Path(path)
     if path.is_dir():
-        raise IsADirectoryError(f"plugin file {path} is a directory, not a Python file")
+        raise PluginFileIsADirectory(f"plugin file {path} is a directory, not a Python file")
     if not path.is_file():
-        raise FileNotFoundError(f"plugin file {path} does not exist")
+        raise PluginFileMissing(f"plugin file {path} does not exist")
     # The same file gets the same module name in every process (hash() is salted per
     # process), so worker processes that load it agree on its classes.
     where = hashlib.blake2b(str(path.resolve()).encode(), digest_size=6).hexdigest()
@@ -41,14 +59,14 @@ def load_plugin(path: str | Path) -> bool:
     sys.modules.pop(name, None)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import plugin file {path}")
+        raise PluginFileNotImportable(f"cannot import plugin file {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
     except SystemExit as err:  # a script that exits when imported must not end the caller
         del sys.modules[name]
-        raise ImportError(
+        raise PluginFileNotImportable(
             f"plugin file {path} exited while loading (sys.exit({err.code!r}))"
         ) from None
     except Exception:

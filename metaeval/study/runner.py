@@ -177,6 +177,10 @@ def _run_with_world(spec: StudySpec, task: Task, world, plugins: dict[str, str])
     return run_task(spec, task)
 
 
+class SchedulerError(ConnectionError):
+    """The Dask scheduler given by address could not be reached."""
+
+
 def _dask(
     spec: StudySpec, tasks: tuple[Task, ...], scheduler, retries: int, plugins: dict[str, str]
 ) -> Iterator[Outcome]:
@@ -186,7 +190,13 @@ def _dask(
         raise ImportError(
             'the dask executor needs dask.distributed: pip install "metaeval[dask]"'
         ) from None
-    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    if isinstance(scheduler, Client):
+        client = scheduler
+    else:
+        try:
+            client = Client(scheduler)
+        except (OSError, ValueError) as err:  # unreachable, timed out, or a malformed address
+            raise SchedulerError(f"cannot use the Dask scheduler {scheduler} ({err})") from err
     try:
         scattered = {}
         for task in tasks:
@@ -457,4 +467,11 @@ def run_study(
     return summary
 
 
-__all__ = ["run_study", "RunSummary", "default_out", "data_digests", "fresh_plugins"]
+__all__ = [
+    "run_study",
+    "RunSummary",
+    "SchedulerError",
+    "default_out",
+    "data_digests",
+    "fresh_plugins",
+]

@@ -689,13 +689,14 @@ def _absolute(base: Path, value: str) -> Path:
 
 def _load_plugins(plugins: tuple[Path, ...], table: _Table) -> None:
     from metaeval.measures import load_plugin
+    from metaeval.measures.plugins import PluginFileError
 
     for i, p in enumerate(plugins):
         try:
             load_plugin(p)
-        except Exception as err:  # a user's file: say what went wrong in it
-            if str(err).startswith(f"plugin file {p}"):  # load_plugin's own words
-                raise table.error(f"plugins[{i}]", str(err)) from None
+        except PluginFileError as err:  # load_plugin's own words about the file
+            raise table.error(f"plugins[{i}]", str(err)) from None
+        except Exception as err:  # raised by the file's code: say what went wrong in it
             raise table.error(f"plugins[{i}]", f"{p.name}: {type(err).__name__}: {err}") from None
 
 

@@ -308,3 +308,23 @@ def test_criteria_commands_on_files(trec_files, capsys):
     assert "tau_b" in text and "nDCG@10" in text
     assert run(["correlate", qrels, *runs, "-m", "AP"]) == 2
     assert np.isfinite(table["mean"]).any()
+
+
+def test_an_unusable_scheduler_is_named_in_one_line(tmp_path, small_spec, capsys):
+    pytest.importorskip("dask.distributed")
+    code = run(
+        [
+            "study",
+            "run",
+            str(small_spec()),
+            "--out",
+            str(tmp_path / "o"),
+            "--scheduler",
+            "bogus://x",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert (
+        "error: --scheduler bogus://x: cannot use the Dask scheduler (unknown address scheme" in err
+    )
