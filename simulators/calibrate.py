@@ -7,38 +7,51 @@ halves (Kendall tau-b, :func:`metaeval.meta.kendall_tau`), per-topic score corre
 systems, the fraction of retrieved documents judged at depth 10 and 100, and overlap between
 runs.
 
-:func:`calibrate` fits :class:`~simulators.worlds.WorldParams` in two stages.
+:func:`calibrate` fits :class:`~simulators.worlds.WorldParams` in three stages.
 
-1. **Moments read off the data.** Grade proportions among relevant documents, their spread over
+1. **Read off the data.** Grade proportions among relevant documents, their spread over
    topics (a Dirichlet concentration by the method of moments, after removing multinomial
    noise), the log-normal of R per topic, run depth and shallow runs, score ties, teams (from
-   run-name prefixes unless ``groups`` is given).
+   run-name prefixes unless ``groups`` is given), the shape of the system effects (standardised
+   quantiles of the systems' mean nDCG), and, when at least 5% of the run pairs hold the same
+   documents (90% of their lists: runs re-ranking shared first-stage lists), the number K of
+   first-stage lists (K independent lists of ``depth`` among C candidates hold
+   C (1 - (1 - depth / C)^K) distinct documents).
 2. **Simulated moments** (method of simulated moments with common random numbers). A world of
-   the collection's size is simulated; eight parameters are moved, each towards the statistic
-   it mainly controls, by damped multiplicative steps ``theta <- theta (target / simulated)^g``
-   (``doc_share`` on the logit scale, bounded to [0.05, 0.7]); after the last step the last
-   third of the iterates is averaged (Polyak), as the coupled, discrete statistics make the
-   steps oscillate:
+   the collection's size is simulated; parameters are moved, each towards the statistic it
+   mainly controls, by damped steps ``theta <- theta (target / simulated)^g`` (shares on the
+   logit scale); after the last step the last third of the iterates is averaged (Polyak), as
+   the coupled, discrete statistics make the steps oscillate:
 
-   ========================  =========================================================
-   parameter                 target statistic
-   ========================  =========================================================
-   ``effect_mean``           mean nDCG over systems and topics
-   ``system_sd``             sd of the system means of nDCG
-   ``topic_sd``              sd of the topic means of nDCG
-   ``interaction_sd``        residual sd of the two-way (system + topic) fit of nDCG
-   ``rel_median``            median judged-relevant documents per topic (after pooling)
-   ``pool_depth``            mean judged documents per topic
-   ``doc_share``             median distinct documents per topic in the top 10
-   ``grade_quality`` q(g)    share of judged documents with grade g, 0 < g < G
-   ========================  =========================================================
+   =====================================  ==================================================
+   parameter                              target statistic
+   =====================================  ==================================================
+   ``effect_mean``                        mean nDCG over systems and topics
+   ``system_sd``                          sd of the system means of nDCG
+   ``topic_sd``                           sd of the topic means of nDCG
+   ``interaction_sd``                     residual sd of the two-way (system + topic) fit
+   ``rel_median``                         median judged-relevant documents per topic
+   ``pool_depth``                         judged share of the runs' top 100 (mean judged
+                                          documents per topic when the top 100 are all
+                                          judged: a plain depth-k pool)
+   ``pool_extra``                         mean judged documents per topic (else 0)
+   ``first_stage_share``                  median distinct documents per topic in the runs
+   ``doc_share`` (``team_share`` kept     median distinct documents per topic in the top 10
+   below half of what it leaves)
+   ``grade_quality`` q(g)                 share of judged documents with grade g, 0 < g < G
+   =====================================  ==================================================
 
    The same seed is used at every iteration, so the steps follow the parameters, not noise.
    ``n_candidates`` is not iterated: it is set to 1.05 x the median number of distinct
    documents per topic in the runs (the union of the runs bounds the candidates).
+3. **Simulated meta-evaluation** (``meta_evaluations > 0``,
+   :func:`simulators.realism.fit_meta`): ``system_sd``, ``interaction_sd`` and
+   ``doc_strength_sd`` are moved by Nelder-Mead so that worlds drawn from the parameters give
+   the collection's discriminative power and robustness to 10% stratified judgments for the
+   measures of Sakai & Kando (2008), while keeping the main moments of stage 2.
 
-This is a moment fit, not a likelihood fit; the realism report
-(``reports/simulator-realism/``) shows where it falls short.
+:func:`simulators.realism.check_calibration` says how far the result stands in for the
+collection; the realism report (``reports/simulator-realism/``) shows it for TREC DL.
 """
 
 from __future__ import annotations
@@ -57,7 +70,7 @@ from metaeval._validation import as_generator, check_int
 from metaeval.data import Qrels, RunSet
 from metaeval.engine import EvalTensor
 from metaeval.evaluation import score_matrices
-from simulators.worlds import PRESETS, World, WorldParams, _simulate
+from simulators.worlds import PRESETS, World, WorldParams, _simulate, official_mask
 
 __all__ = ["CollectionStats", "collection_stats", "calibrate", "teams_from_names"]
 
@@ -186,10 +199,11 @@ def _stats_from_tensor(
     )
 
 
-def _distinct_from_runs(runs: RunSet, topics: np.ndarray, ks=(10, 100, 1000)) -> dict:
-    """Median over topics of the number of distinct documents in the runs' top k."""
-    tpos, dcodes, ranks = [], [], []
-    for run in runs:
+def _run_entries(runs: RunSet, topics: np.ndarray):
+    """Every retrieved document as (run position, topic position or -1, document code, rank)."""
+    srun, tpos, dcodes, ranks = [], [], [], []
+    for i, run in enumerate(runs):
+        srun.append(np.full(len(run), i, dtype=np.int64))
         sizes = np.diff(run.offsets)
         pos = np.searchsorted(topics, run.topics)
         pos = np.minimum(pos, len(topics) - 1)
@@ -199,8 +213,37 @@ def _distinct_from_runs(runs: RunSet, topics: np.ndarray, ks=(10, 100, 1000)) ->
         dcodes.append(run.docs)
     docs = pa.chunked_array(dcodes).combine_chunks()
     code = pc.dictionary_encode(docs).indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    tpos, ranks = np.concatenate(tpos), np.concatenate(ranks)
+    return np.concatenate(srun), np.concatenate(tpos), code, np.concatenate(ranks)
+
+
+def _distinct_from_runs(runs: RunSet, topics: np.ndarray, ks=(10, 100, 1000)) -> dict:
+    """Median over topics of the number of distinct documents in the runs' top k."""
+    _, tpos, code, ranks = _run_entries(runs, topics)
     return _distinct_counts(tpos, code, ranks, len(topics), int(code.max()) + 1, ks)
+
+
+def _shared_list_share(runs: RunSet, topics: np.ndarray, depth: int) -> float:
+    """Median over topics of the share of run pairs whose top ``depth`` documents are mostly
+    (90%) the same set, as runs re-ranking one first-stage list are."""
+    from scipy import sparse
+
+    srun, tpos, code, ranks = _run_entries(runs, topics)
+    S = len(runs)
+    if S < 2:
+        return 0.0
+    keep = (tpos >= 0) & (ranks < depth)
+    srun, tpos, code = srun[keep], tpos[keep], code[keep]
+    n_codes = int(code.max(initial=0)) + 1
+    iu = np.triu_indices(S, 1)
+    shares = []
+    for t in np.unique(tpos):
+        m = tpos == t
+        x = sparse.csr_matrix((np.ones(m.sum()), (srun[m], code[m])), shape=(S, n_codes))
+        common = (x @ x.T).toarray()
+        size = np.diag(common)
+        larger = np.maximum(np.maximum(size[:, None], size[None, :]), 1)
+        shares.append((common / larger >= 0.9)[iu].mean())
+    return float(np.median(shares)) if shares else 0.0
 
 
 def _distinct_counts(tpos, code, ranks, n_topics, n_codes, ks) -> dict:
@@ -324,8 +367,6 @@ def _dirichlet_concentration(counts: np.ndarray) -> float:
 
 def _fast_stats(p: WorldParams, S: int, T: int, seed: int) -> dict[str, float]:
     """The calibration targets of a simulated world, from arrays (no strings)."""
-    from simulators.pooling import pool_mask
-
     sim = _simulate(p, S, T, np.random.default_rng(seed))
     C = p.n_candidates
     rows = sim.ranked + (np.arange(T, dtype=np.int32) * C)[None, :, None]
@@ -343,8 +384,7 @@ def _fast_stats(p: WorldParams, S: int, T: int, seed: int) -> dict[str, float]:
         n_grades=p.n_grades,
         qrels=None,
     )
-    keep = pool_mask(tensor, p.pool_depth)
-    tensor = tensor.with_judgments(keep)
+    tensor = tensor.with_judgments(official_mask(p, tensor, sim))
     distinct = {}
     for k in (10, p.depth):
         r = sim.ranked[:, :, :k]
@@ -359,7 +399,9 @@ def _targets(tensor: EvalTensor, distinct10: float, distinct_deep: float) -> dic
     resid = ndcg - sys_m[:, None] - top_m[None, :] + grand
     counts = tensor.grade_counts
     shares = counts.sum(axis=0) / max(counts.sum(), 1)
+    top100 = tensor.valid()[:, :, :100]
     return {
+        "judged100": float((tensor.codes[:, :, :100] >= 0)[top100].mean()),
         **{f"share{g}": float(v) for g, v in enumerate(shares)},
         "mean": float(grand),
         "system_sd": float(sys_m.std(ddof=1)),
@@ -381,6 +423,7 @@ def calibrate(
     rng=None,
     damping: float = 0.5,
     start: WorldParams | None = None,
+    meta_evaluations: int = 0,
     verbose: bool = False,
 ) -> WorldParams:
     """Fit the world model to a real collection (moments, then simulated moments).
@@ -402,6 +445,11 @@ def calibrate(
         Exponent g of the multiplicative steps, in (0, 1].
     start : WorldParams, optional
         Starting values for what stage 1 does not read off (default ``trec_like``).
+    meta_evaluations : int
+        Stage 3 (:func:`simulators.realism.fit_meta`): at most this many Nelder-Mead
+        evaluations of the simulated meta-evaluation (discriminative power and robustness of
+        the Sakai & Kando measures), each drawing two worlds. 0 (default): stages 1 and 2
+        only. About 3 s per evaluation at the size of TREC DL.
 
     Returns
     -------
@@ -412,7 +460,9 @@ def calibrate(
     if not isinstance(runs, RunSet):
         raise TypeError(f"runs must be a RunSet, got {type(runs).__name__}")
     check_int("iterations", iterations, min=0)
-    seed = int(as_generator(rng).integers(0, 2**32))  # one world seed for every iteration
+    gen = as_generator(rng)
+    seed = int(gen.integers(0, 2**32))  # one world seed for every iteration
+    check_int("meta_evaluations", meta_evaluations, min=0)
     if not 0 < damping <= 1:
         raise ValueError(f"damping must be in (0, 1], got {damping!r}")
     tensor = EvalTensor.build(runs, qrels, warn_extra_topics=False)
@@ -461,59 +511,141 @@ def calibrate(
         pool_depth=min(base.pool_depth, depth),
     )
     target = _targets(tensor, distinct[10], distinct[depth])
-    p = dataclasses.replace(p, effect_mean=max(p.effect_mean, 0.1))
+    # The shape of the system effects: the standardised quantiles of the systems' mean nDCG
+    # (a concave function of the effect, so the tails are if anything underestimated).
+    means = score_matrices(tensor, ["nDCG"])["nDCG"].mean(axis=1)
+    shape = None
+    if S >= 5 and means.std() > 0:
+        z = (means - means.mean()) / means.std(ddof=1)
+        shape = tuple(float(v) for v in np.quantile(z, np.linspace(0, 1, min(S, 21))))
+    p = dataclasses.replace(
+        p,
+        system_quantiles=shape,
+        # Relevant documents are unequal in real collections (a start with none is moved
+        # to 1; stage 3 fits it).
+        doc_strength_sd=p.doc_strength_sd or 1.0,
+        effect_mean=max(p.effect_mean, 0.1),
+        # Re-ranked first-stage lists show as run pairs holding the same documents; K lists of
+        # ``depth`` among C candidates hold C (1 - (1 - depth/C)^K) distinct documents if
+        # independent, and stage 2 makes them share as much as the runs do.
+        first_stages=_first_stages_start(distinct[depth], depth, S)
+        if _shared_list_share(runs, qrels.topics, depth) >= SHARED_LISTS
+        else 0,
+    )
+    p = _fit_moments(p, target, S, T, seed, iterations, damping, verbose=verbose)
+    if meta_evaluations:
+        from simulators.realism import fit_meta
+
+        # Last: what it matches is what a study on the world is asked to reproduce, and its
+        # loss keeps the second stage's main moments too.
+        p = fit_meta(qrels, runs, p, evaluations=meta_evaluations, rng=gen, verbose=verbose)
+    return p
+
+
+def _fit_moments(
+    p: WorldParams,
+    target: dict,
+    S: int,
+    T: int,
+    seed: int,
+    iterations: int,
+    damping: float,
+    *,
+    verbose: bool = False,
+) -> WorldParams:
+    """Stage 2: damped multiplicative steps towards the targets, then Polyak averaging."""
+    G = len(p.grade_probs)
     history = []
     for it in range(iterations):
         sim = _fast_stats(p, S, T, seed)
         if verbose:
             print(it, {k: round(v, 3) for k, v in sim.items()})
-        step = {}
-        for name, key in (
-            ("effect_mean", "mean"),
-            ("system_sd", "system_sd"),
-            ("topic_sd", "topic_sd"),
-            ("interaction_sd", "residual_sd"),
-            ("rel_median", "rel"),
-        ):
-            ratio = target[key] / max(sim[key], 1e-6)
-            step[name] = max(getattr(p, name), 1e-3) * ratio**damping
-        step["rel_median"] = float(min(step["rel_median"], p.n_candidates // 4))
-        # More distinct documents in the top 10 than real -> too little shared noise. Bounded:
-        # past ~0.7 the systems become copies of each other (see the report).
-        ratio10 = sim["distinct10"] / max(target["distinct10"], 1.0)
-        z = math.log(p.doc_share / (1 - p.doc_share)) + 2 * damping * math.log(ratio10)
-        doc_share = float(np.clip(1 / (1 + math.exp(-z)), 0.05, min(0.7, 0.95 - p.team_share)))
-        pool = int(round(p.pool_depth * (target["judged"] / max(sim["judged"], 1.0)) ** damping))
-        # q(g) of the intermediate grades sets how often they reach the pool: move each
-        # towards the share of judged documents with that grade (q(0) = 0, q(G) = 1 fixed).
-        q = p.quality().copy()
-        for g in range(1, G):
-            ratio = target[f"share{g}"] / max(sim.get(f"share{g}", 0.0), 1e-4)
-            q[g] = float(np.clip(q[g] * ratio ** (0.5 * damping), 0.02, 1.0))
-        step["grade_quality"] = tuple(float(v) for v in q)
-        p = dataclasses.replace(
-            p, **step, doc_share=doc_share, pool_depth=int(np.clip(pool, 1, depth))
-        )
+        p = _step(p, sim, target, damping, G, S)
         history.append(p)
-    if history:
-        # The steps oscillate around the fixed point (the statistics are discrete and coupled);
-        # averaging the last third of the iterates (Polyak averaging) settles it.
-        tail = history[-max(1, len(history) // 3) :]
-        avg = {
-            name: float(np.mean([getattr(h, name) for h in tail]))
-            for name in (
-                "effect_mean",
-                "system_sd",
-                "topic_sd",
-                "interaction_sd",
-                "rel_median",
-                "doc_share",
-            )
-        }
-        avg["pool_depth"] = int(round(np.median([h.pool_depth for h in tail])))
-        avg["grade_quality"] = tuple(float(v) for v in np.mean([h.quality() for h in tail], axis=0))
-        p = dataclasses.replace(p, **avg)
-    return p
+    if not history:
+        return p
+    # The steps oscillate around the fixed point (the statistics are discrete and coupled);
+    # averaging the last third of the iterates (Polyak averaging) settles it.
+    tail = history[-max(1, len(history) // 3) :]
+    avg = {name: float(np.mean([getattr(h, name) for h in tail])) for name in _AVERAGED}
+    for name in ("pool_depth", "pool_extra"):
+        avg[name] = int(round(np.median([getattr(h, name) for h in tail])))
+    avg["grade_quality"] = tuple(float(v) for v in np.mean([h.quality() for h in tail], axis=0))
+    return dataclasses.replace(p, **avg)
+
+
+_AVERAGED = (
+    "effect_mean",
+    "system_sd",
+    "topic_sd",
+    "interaction_sd",
+    "rel_median",
+    "doc_share",
+    "team_share",
+    "first_stage_share",
+)
+
+
+#: Share of run pairs holding the same top-``depth`` documents above which the runs are taken to
+#: re-rank shared first-stage lists.
+SHARED_LISTS = 0.05
+
+
+def _first_stages_start(distinct: float, depth: int, S: int) -> int:
+    C = 1.05 * distinct
+    if depth >= C:
+        return 1
+    k = math.log(1 - distinct / C) / math.log(1 - depth / C)
+    return int(np.clip(round(k), 1, S))
+
+
+def _logit_step(value: float, log_ratio: float, lo: float, hi: float) -> float:
+    z = math.log(value / (1 - value)) + log_ratio
+    return float(np.clip(1 / (1 + math.exp(-z)), lo, hi))
+
+
+def _step(p: WorldParams, sim: dict, target: dict, damping: float, G: int, S: int) -> WorldParams:
+    """One damped multiplicative step of every fitted parameter towards its statistic."""
+
+    def ratio(key: str, floor: float = 1e-6) -> float:
+        return target[key] / max(sim.get(key, 0.0), floor)
+
+    step = {}
+    for name, key in (
+        ("effect_mean", "mean"),
+        ("system_sd", "system_sd"),
+        ("topic_sd", "topic_sd"),
+        ("interaction_sd", "residual_sd"),
+        ("rel_median", "rel"),
+    ):
+        step[name] = max(getattr(p, name), 1e-3) * ratio(key) ** damping
+    step["rel_median"] = float(min(step["rel_median"], p.n_candidates // 4))
+    # Overlap between runs, by depth: what the first stages share sets how many distinct
+    # documents the whole lists hold, the systems' shared noise how alike their top 10s are.
+    deep = math.log(max(sim["distinct_deep"], 1.0) / max(target["distinct_deep"], 1.0))
+    step["first_stage_share"] = _logit_step(p.first_stage_share, damping * deep, 0.01, 0.99)
+    # Runs as alike at the top as TREC DL's need most of the noise shared; the team's share is
+    # kept below half of what the shared noise leaves.
+    log10 = math.log(max(sim["distinct10"], 1.0) / max(target["distinct10"], 1.0))
+    step["doc_share"] = _logit_step(p.doc_share, damping * log10, 0.02, 0.97)
+    step["team_share"] = min(p.team_share, 0.5 * (1 - step["doc_share"]))
+    # The judgments: a depth-k pool sets the judged share of the runs' top 100, the documents
+    # judged beyond it (active learning) the rest of the judged documents per topic.
+    if target["judged100"] >= 0.99:  # a plain pool judges whole top-100s
+        pool = p.pool_depth * ratio("judged", 1.0) ** damping
+        step["pool_extra"] = 0
+    else:
+        pool = p.pool_depth * ratio("judged100", 1e-3) ** (2 * damping)
+        extra = p.pool_extra + damping * (target["judged"] - sim["judged"])
+        step["pool_extra"] = int(np.clip(round(extra), 0, p.n_candidates))
+    step["pool_depth"] = int(np.clip(round(pool), 1, p.depth))
+    # q(g) of the intermediate grades sets how often they reach the pool: move each towards
+    # the share of judged documents with that grade (q(0) = 0, q(G) = 1 fixed).
+    q = p.quality().copy()
+    for g in range(1, G):
+        q[g] = float(np.clip(q[g] * ratio(f"share{g}", 1e-4) ** (0.5 * damping), 0.02, 1.0))
+    step["grade_quality"] = tuple(float(v) for v in q)
+    return dataclasses.replace(p, **step)
 
 
 def calibration_targets(qrels: Qrels, runs: RunSet) -> dict[str, float]:
@@ -522,6 +654,13 @@ def calibration_targets(qrels: Qrels, runs: RunSet) -> dict[str, float]:
     depth = int(np.median(np.median(tensor.lengths, axis=1)))
     d = _distinct_from_runs(runs, qrels.topics, (10, depth))
     return _targets(tensor, d[10], d[depth])
+
+
+def world_targets(world: World) -> dict[str, float]:
+    """The same statistics for a world (through its official judgments)."""
+    depth = world.params.depth
+    d = _distinct_from_world(world, (10, depth))
+    return _targets(world.pool_tensor(), d[10], d[depth])
 
 
 def simulated_targets(

@@ -43,7 +43,17 @@ descending). Systems are grouped into teams of about ``team_size`` members; the 
 ``groups`` maps each run to its team (for leave-one-group-out and fewer-teams pools).
 
 The official judgments are a depth-``pool_depth`` pool of all runs (Zobel 1998): the union of
-every run's top documents, judged with their true grades.
+every run's top documents, judged with their true grades; with ``pool_extra`` > 0, that many
+more documents per topic are judged, the retrieved but unpooled ones ranked highest by a
+separate ranker as good as the best systems (active learning, as TREC DL's pools were made).
+
+What real collections need beyond this (all off by default; ``simulators.calibrate`` fits
+them): ``system_quantiles`` shapes the system effects (b_s mapped through a quantile function:
+the long tail of poor runs); ``doc_strength_sd`` makes relevant documents of one grade unequal,
+the same for every system (q(g) times a log-normal factor of mean 1); ``first_stages`` = K makes
+each system re-rank the top ``depth`` of one of K first-stage lists (scored like an average
+system, sharing ``first_stage_share`` of their noise with u), as most runs of a track re-rank a
+few shared candidate lists.
 
 Topic ids are ``q001, q002, ...``, document ids ``q001-d00042`` (zero-padded, so string order
 equals candidate order and the truth qrels row of candidate j of topic t is ``t * C + j``),
@@ -101,6 +111,29 @@ class WorldParams:
         This fraction of systems (rounded) round scores to multiples of ``tie_resolution``.
     pool_depth : int
         Depth of the official pool.
+    doc_strength_sd : float
+        sigma_h: relevant documents of one grade differ in how strongly they draw every
+        system's score, q_d = q(g_d) exp(sigma_h h_d - sigma_h^2 / 2) with h_d ~ N(0, 1) shared
+        by all systems (easy and hard relevant documents). 0: every document of a grade alike.
+    pool_extra : int
+        Documents judged per topic beyond the depth-``pool_depth`` pool, chosen as active
+        learning chooses them (TREC DL's pools): the retrieved but unpooled candidates ranked
+        highest by a separate ranker as good as the best systems (effectiveness
+        ``effect_mean + 2 system_sd`` plus the topic's difficulty, the shared noise and its own
+        noise). 0: the pool alone.
+    first_stages : int
+        K > 0: systems re-rank the candidates of one of K first-stage retrievers (each system's
+        chosen at random), as most runs re-rank a few shared lists (BM25's top 1000 and a few
+        dense retrievers): a run holds only its first stage's top ``depth`` candidates, in the
+        system's own order. A first stage scores like an average system (effectiveness
+        ``effect_mean`` plus the topic's difficulty) plus noise, of which the share
+        ``first_stage_share`` is the shared noise u of the systems' scores. 0: every system
+        ranks every candidate.
+    system_quantiles : tuple of float or None
+        The shape of the system effects: quantiles (at equally spaced probabilities from 0 to
+        1) of a standardised distribution. The normal b_s above is mapped through it,
+        b_s = system_sd Q(Phi(b_s / system_sd)), which keeps the team correlation and gives
+        real collections' long tail of poor runs. None: normal.
     """
 
     n_candidates: int = 2000
@@ -126,6 +159,11 @@ class WorldParams:
     tie_fraction: float = 0.0
     tie_resolution: float = 0.05
     pool_depth: int = 100
+    doc_strength_sd: float = 0.0
+    pool_extra: int = 0
+    first_stages: int = 0
+    first_stage_share: float = 0.5
+    system_quantiles: tuple[float, ...] | None = None
 
     def __post_init__(self):
         def bad(name, why):
@@ -151,6 +189,7 @@ class WorldParams:
             "interaction_sd",
             "tie_resolution",
             "grade_concentration",
+            "doc_strength_sd",
         ):
             v = getattr(self, name)
             if not (v >= 0) or (name != "grade_concentration" and not math.isfinite(v)):
@@ -163,10 +202,22 @@ class WorldParams:
         if probs.ndim != 1 or len(probs) < 1 or (probs < 0).any() or probs.sum() <= 0:
             bad("grade_probs", "a non-empty sequence of non-negative weights")
         object.__setattr__(self, "grade_probs", tuple(float(p) for p in probs / probs.sum()))
+        if self.system_quantiles is not None:
+            sq = np.asarray(self.system_quantiles, dtype=float)
+            if (
+                sq.ndim != 1
+                or len(sq) < 2
+                or not np.all(np.isfinite(sq))
+                or np.any(np.diff(sq) < 0)
+            ):
+                bad("system_quantiles", "None or at least two finite non-decreasing values")
+            object.__setattr__(self, "system_quantiles", tuple(float(v) for v in sq))
         if self.grade_quality is not None:
             if len(self.grade_quality) != len(probs) + 1:
                 bad("grade_quality", f"a sequence of {len(probs) + 1} values (grades 0..G)")
             object.__setattr__(self, "grade_quality", tuple(float(q) for q in self.grade_quality))
+        check_int("pool_extra", self.pool_extra, min=0)
+        check_int("first_stages", self.first_stages, min=0)
         if not self.min_top_grade >= 0:
             bad("min_top_grade", "a non-negative integer")
         if not self.team_size >= 1:
@@ -177,6 +228,7 @@ class WorldParams:
             "team_share",
             "shallow_fraction",
             "tie_fraction",
+            "first_stage_share",
         ):
             if not 0 <= getattr(self, name) <= 1:
                 bad(name, "in [0, 1]")
@@ -363,6 +415,8 @@ class World:
         The true effectiveness a[s,t].
     system_effect : ndarray, shape (S,)
         b_s; in expectation a better system has a larger b_s.
+    official : ndarray of bool, shape (len(truth),)
+        Which truth rows are in the official judgments ``qrels``.
     """
 
     params: WorldParams
@@ -374,6 +428,7 @@ class World:
     lengths: np.ndarray = field(repr=False)
     effect: np.ndarray = field(repr=False)
     system_effect: np.ndarray = field(repr=False)
+    official: np.ndarray = field(default=None, repr=False)
 
     @property
     def n_topics(self) -> int:
@@ -419,10 +474,7 @@ class World:
     def pool_tensor(self) -> EvalTensor:
         """The runs against the official (pooled) judgments, as an EvalTensor over the truth
         rows (unpooled candidates read as unpooled)."""
-        tensor = self.truth_tensor()
-        from simulators.pooling import pool_mask
-
-        return tensor.with_judgments(pool_mask(tensor, self.params.pool_depth))
+        return self.truth_tensor().with_judgments(self.official)
 
     def to_json(self) -> dict:
         return {
@@ -510,10 +562,10 @@ def make_world(
     )
     # The official pool needs the world's tensor, hence the two steps; World is frozen, so the
     # pooled qrels replace the placeholder through dataclasses.replace.
-    from simulators.pooling import pool_mask
-
-    keep = pool_mask(world.truth_tensor(), p.pool_depth)
-    return dataclasses.replace(world, qrels=truth.with_grades(truth.grades, keep=keep))
+    keep = official_mask(p, world.truth_tensor(), sim)
+    return dataclasses.replace(
+        world, qrels=truth.with_grades(truth.grades, keep=keep), official=keep
+    )
 
 
 @dataclass(frozen=True)
@@ -527,6 +579,7 @@ class _Arrays:
     team: np.ndarray  # (S,) team index
     n_teams: int
     depth: np.ndarray  # (S,) list length
+    learner: np.ndarray | None = None  # (T, C) the active learner's scores (pool_extra > 0)
 
 
 def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arrays:
@@ -543,9 +596,13 @@ def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arra
     team = np.sort(team).astype(np.int64)  # sorted: sys001.. of a team are adjacent (readable)
     shared = rng.standard_normal(n_teams)
     own = rng.standard_normal(S)
-    b = p.system_sd * (
-        math.sqrt(p.team_effect_share) * shared[team] + math.sqrt(1 - p.team_effect_share) * own
-    )
+    z = math.sqrt(p.team_effect_share) * shared[team] + math.sqrt(1 - p.team_effect_share) * own
+    if p.system_quantiles is not None:
+        from scipy.special import ndtr
+
+        sq = np.asarray(p.system_quantiles)
+        z = np.interp(ndtr(z), np.linspace(0, 1, len(sq)), sq)
+    b = p.system_sd * z
     d = p.topic_sd * rng.standard_normal(T)
     c = p.interaction_sd * rng.standard_normal((S, T))
     effect = np.maximum(0.0, p.effect_mean + b[:, None] + d[None, :] + c)
@@ -566,15 +623,37 @@ def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arra
     ranked = np.full((S, T, D), -1, dtype=np.int32)
     scores_out = np.zeros((S, T, D))
     tied_rows, untied_rows = np.flatnonzero(tied), np.flatnonzero(~tied)
+    learner = np.zeros((T, C)) if p.pool_extra else None
+    K = p.first_stages
+    stage = rng.integers(0, K, S) if K else None
+    stage_effect = np.maximum(0.0, p.effect_mean + d)
+    learner_effect = np.maximum(0.0, p.effect_mean + 2 * p.system_sd + d)
     for t in range(T):
         x = rng.standard_normal((S, C))
         x *= w_own
-        x += w_doc * rng.standard_normal(C)[None, :]
+        u = rng.standard_normal(C)
+        x += w_doc * u[None, :]
         if w_team:
             x += w_team * rng.standard_normal((n_teams, C))[team]
-        x += effect[:, t, None] * q[grades[t]][None, :]
+        q_t = q[grades[t]]
+        if p.doc_strength_sd:
+            # Relevant documents differ in how easy they are to find, the same for every
+            # system: a log-normal factor with mean 1 keeps q(g) as the grade's mean quality.
+            s_h = p.doc_strength_sd
+            q_t = q_t * np.exp(s_h * rng.standard_normal(C) - s_h * s_h / 2)
+        x += effect[:, t, None] * q_t[None, :]
+        if learner is not None:
+            own = math.sqrt(1.0 - p.doc_share) * rng.standard_normal(C)
+            learner[t] = learner_effect[t] * q_t + w_doc * u + own
         if tied.any():
             x[tied] = np.round(x[tied] / p.tie_resolution) * p.tie_resolution
+        if K:
+            first = stage_effect[t] * q_t + math.sqrt(p.first_stage_share) * u
+            own = math.sqrt(1.0 - p.first_stage_share) * rng.standard_normal((K, C))
+            first = first + own
+            outside = np.ones((K, C), dtype=bool)
+            np.put_along_axis(outside, np.argpartition(-first, D - 1, axis=1)[:, :D], False, axis=1)
+            x[outside[stage]] = -np.inf
         for rows, exact in ((untied_rows, False), (tied_rows, True)):
             if len(rows):
                 top, xs = _top_sorted(x[rows], D, exact)
@@ -593,7 +672,30 @@ def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arra
         team=team,
         n_teams=n_teams,
         depth=depth,
+        learner=learner,
     )
+
+
+def official_mask(p: WorldParams, tensor: EvalTensor, sim: _Arrays) -> np.ndarray:
+    """The official judgments over the truth rows (topic-major, ``n_candidates`` a topic):
+    the depth-``pool_depth`` pool, plus ``pool_extra`` documents per topic chosen by the
+    learner among the retrieved, unpooled candidates."""
+    from simulators.pooling import pool_mask
+
+    keep = pool_mask(tensor, p.pool_depth)
+    if not p.pool_extra:
+        return keep
+    T, C = sim.learner.shape
+    retrieved = np.zeros(T * C, dtype=bool)
+    r = sim.ranked
+    rows = (r + (np.arange(T, dtype=np.int64) * C)[None, :, None])[r >= 0]
+    retrieved[rows] = True
+    score = np.where(retrieved & ~keep, sim.learner.reshape(-1), -np.inf).reshape(T, C)
+    k = min(p.pool_extra, C)
+    top = np.argpartition(-score, k - 1, axis=1)[:, :k] if k < C else np.tile(np.arange(C), (T, 1))
+    picked = np.zeros((T, C), dtype=bool)
+    np.put_along_axis(picked, top, True, axis=1)
+    return keep | (picked & np.isfinite(score)).reshape(-1)
 
 
 def _sorted_run(

@@ -35,6 +35,10 @@ def test_evaluate_tsv_per_topic_matches_library(cli, files, capsys):
     )
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out), sep="\t", dtype={"topic": str})
+    # the "all" rows (trec_eval's -q) hold the means over topics
+    overall = got[got.topic == "all"].set_index("measure")["value"]
+    got = got[got.topic != "all"]
+    assert overall.to_dict() == pytest.approx(got.groupby("measure")["value"].mean().to_dict())
     expected = metaeval.evaluate(run, qrels, ["AP", "P(rel=2)@1"])
     pd.testing.assert_frame_equal(
         got.sort_values(["topic", "measure"]).reset_index(drop=True),
@@ -61,7 +65,7 @@ def test_evaluate_condensed_and_depth(cli, files, capsys):
         ["evaluate", qrels, run, "-m", "P@1", "--depth", "1", "--format", "json", "--per-topic"],
         capsys,
     )
-    assert [r["value"] for r in json.loads(out)] == [0.0, 1.0]
+    assert [r["value"] for r in json.loads(out)] == [0.0, 1.0, 0.5]  # q1, q2, all
 
 
 @pytest.mark.parametrize(

@@ -6,12 +6,11 @@ import json
 from enum import Enum
 from typing import Annotated
 
+import pandas as pd
 import typer
 
-from metaeval._warnings import warn
 from metaeval.cli._common import (
     Format,
-    FormatOption,
     MeasuresOption,
     PluginOption,
     QrelsArgument,
@@ -34,11 +33,26 @@ class Ties(str, Enum):
     input = "input"
 
 
+class EvalFormat(str, Enum):
+    table = "table"
+    tsv = "tsv"
+    csv = "csv"
+    json = "json"
+    trec_eval = "trec_eval"
+
+
 def evaluate(
     qrels: QrelsArgument,
     runs: RunsArgument,
     measure: MeasuresOption = ["AP", "nDCG@10", "P@10"],
-    per_topic: Annotated[bool, typer.Option("--per-topic", help="One row per topic.")] = False,
+    per_topic: Annotated[
+        bool,
+        typer.Option(
+            "--per-topic",
+            "-q",
+            help="One row per topic, and a row 'all' with the aggregate (trec_eval -q).",
+        ),
+    ] = False,
     agg: Annotated[
         str,
         typer.Option(
@@ -57,11 +71,22 @@ def evaluate(
     ] = Ties.trec_eval,
     topics: TopicsOption = None,
     run_names: RunNamesOption = None,
-    fmt: FormatOption = Format.table,
+    fmt: Annotated[
+        EvalFormat,
+        typer.Option(
+            "--format",
+            help="Output format; trec_eval: its lines (measure, topic or all, value), a block "
+            "per run.",
+        ),
+    ] = EvalFormat.table,
     plugin: PluginOption = None,
 ) -> None:
-    """Evaluate runs against qrels, exactly as trec_eval does (see docs/methods.md)."""
+    """Evaluate runs against qrels, exactly as trec_eval does (see docs/methods.md).
+
+    Measures are named as here (AP, P@10, nDCG@10) or as trec_eval names them (map, P.10,
+    ndcg_cut.10, recip_rank, ...)."""
     from metaeval.aggregate import parse_aggregate
+    from metaeval.evaluation import as_qrels, as_runset, check_distinct_inputs
     from metaeval.evaluation import evaluate as run_evaluate
 
     load_plugins(plugin)
@@ -69,21 +94,39 @@ def evaluate(
         aggregate = parse_aggregate(agg)
     except (ValueError, TypeError) as err:
         fail(f"--agg {agg!r}: {err}")
-    if per_topic and aggregate.kind != "mean":
-        warn(f"--agg {agg} aggregates over topics; with --per-topic there is nothing to aggregate")
-    frame = run_evaluate(
-        [str(p) for p in runs],
-        str(qrels),
-        measure,
-        per_topic=per_topic,
-        agg=aggregate,
+    kw = dict(
         missing=missing.value,
         ties=ties.value,
         depth=depth,
         topics=topics,
         run_names=run_names,
     )
-    print_frame(frame, fmt, pivot=["run", "topic"] if per_topic else ["run"])
+    # read once, evaluated once or twice (per topic, and the aggregate of the 'all' rows)
+    check_distinct_inputs(qrels, runs)
+    judged, runset = as_qrels(str(qrels)), as_runset([str(p) for p in runs], ties=ties.value)
+    frame = run_evaluate(runset, judged, measure, per_topic=False, agg=aggregate, **kw)
+    if per_topic:
+        by_topic = run_evaluate(runset, judged, measure, per_topic=True, **kw)
+        frame = pd.concat([by_topic, frame.assign(topic="all")], ignore_index=True)
+        frame = frame[["run", "topic", "measure", "value"]]
+    if fmt is EvalFormat.trec_eval:
+        _print_trec_eval(frame)
+        return
+    print_frame(frame, Format(fmt.value), pivot=["run", "topic"] if per_topic else ["run"])
+
+
+def _print_trec_eval(frame) -> None:
+    """trec_eval's output: a block per run (its ``runid`` line first), then one line per
+    measure and topic (``all`` for the aggregate), measures named as trec_eval names them."""
+    from metaeval.measures.base import trec_eval_name
+
+    names = {m: trec_eval_name(m) for m in frame["measure"].unique()}
+    if "topic" not in frame:
+        frame = frame.assign(topic="all")
+    for run, rows in frame.groupby("run", sort=False):
+        typer.echo(f"{'runid':<22}\tall\t{run}")
+        for row in rows.itertuples(index=False):
+            typer.echo(f"{names[row.measure]:<22}\t{row.topic}\t{row.value:.4f}")
 
 
 def measures(

@@ -1,4 +1,5 @@
-"""``metaeval simulate`` (synthetic worlds) and ``metaeval degrade`` (damaged judgments)."""
+"""``metaeval simulate`` (synthetic worlds), ``metaeval calibrate`` (a world fitted to a
+collection) and ``metaeval degrade`` (damaged judgments)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from typing import Annotated
 
 import typer
 
-from metaeval.cli._common import SeedOption, fail, option_error, resolve_seed, writable
+from metaeval.cli._common import (
+    QrelsArgument,
+    RunsArgument,
+    SeedOption,
+    fail,
+    option_error,
+    resolve_seed,
+    writable,
+)
 
 
 def _parse_param(text: str) -> tuple[str, object]:
@@ -272,3 +281,81 @@ def degrade(
         f"{method} level {result.level}: {result.n_judged} of "
         f"{int((judgments.grades >= 0).sum())} judgments kept -> {out}"
     )
+
+
+def calibrate(
+    qrels: QrelsArgument,
+    runs: RunsArgument,
+    top_grades: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Keep the N highest grades as relevant (1..N) and make lower ones 0, as the "
+            "study worlds' top_grades (TREC DL: 2).",
+        ),
+    ] = None,
+    iterations: Annotated[int, typer.Option(min=0, help="Moment-matching steps.")] = 15,
+    meta_evaluations: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Evaluations of the simulated meta-evaluation to fit it too (about 3 s each "
+            "at the size of TREC DL; 0: moments only).",
+        ),
+    ] = 40,
+    check: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Worlds drawn to compare with the collection (meta-evaluation and statistics); "
+            "0: no comparison.",
+        ),
+    ] = 5,
+    seed: SeedOption = None,
+    out: Annotated[Path, typer.Option(help="Output folder.", file_okay=False)] = Path("calibrated"),
+) -> None:
+    """Fit a simulated world to a test collection, and say how well it stands in for it.
+
+    Writes OUT/params.json (the world's parameters, for a study world's params or metaeval
+    simulate --param) and, with --check N, OUT/check.md, OUT/measures.csv and
+    OUT/statistics.csv: the collection against N worlds of its size on discriminative power,
+    robustness to 10% stratified judgments and collection statistics.
+    """
+    from metaeval.data import read_qrels, read_runs
+    from metaeval.evaluation import check_distinct_inputs
+    from metaeval.study.tasks import fold_grades
+    from simulators.calibrate import calibrate as fit
+    from simulators.realism import check_calibration
+
+    check_distinct_inputs(qrels, runs)
+    judged, runset = read_qrels(qrels), read_runs(runs)
+    if top_grades is not None:
+        judged = fold_grades(judged, top_grades)
+    writable(out, "--out", folder=True)
+    seed = resolve_seed(seed)
+    try:
+        params = fit(
+            judged, runset, iterations=iterations, meta_evaluations=meta_evaluations, rng=seed
+        )
+    except ValueError as err:
+        fail(f"{qrels}: {err}")
+    (out / "params.json").write_text(json.dumps(params.to_dict(), indent=1) + "\n")
+    typer.echo(f"parameters -> {out / 'params.json'}")
+    if not check:
+        return
+    result = check_calibration(judged, runset, params, replicates=check, rng=seed)
+    result.measures.to_csv(out / "measures.csv")
+    result.statistics.to_csv(out / "statistics.csv")
+    (out / "check.md").write_text(result.to_markdown(f"{qrels}: calibration check"))
+    shown = result.measures[["power", "sim_power", "power_diff", "tau", "sim_tau", "tau_diff"]]
+    typer.echo(f"\ncollection against {check} simulated worlds of its size:")
+    typer.echo(shown.to_string(float_format=lambda v: f"{v:.3f}"))
+    typer.echo(f"order of the measures by tau, Spearman: {result.spearman:.3f}")
+    missed = result.statistics[~result.statistics["ok"]]
+    for name, row in missed.iterrows():
+        typer.echo(
+            f"statistic off: {name} real {row['real']:.3f}, worlds {row['sim']:.3f} "
+            f"[{row['sim_low']:.3f}, {row['sim_high']:.3f}]"
+        )
+    for requirement, met in result.passed.items():
+        typer.echo(f"{'met' if met else 'NOT met'}: {requirement}")

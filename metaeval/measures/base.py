@@ -303,8 +303,36 @@ def split_call(text: str, *, what: str = "measure") -> tuple[str, dict[str, Any]
     return match["name"], params, cutoff, bool(match["prime"])
 
 
+#: trec_eval's measures with a cutoff, as its ``-m`` option writes them (``P.10``) and as its
+#: output names them (``P_10``): trec_eval name -> ours.
+TREC_EVAL_CUTOFF = {
+    "P": "P",
+    "recall": "R",
+    "success": "Success",
+    "map_cut": "AP",
+    "ndcg_cut": "nDCG",
+}
+#: trec_eval's output names of the measures without a cutoff.
+TREC_EVAL_NAMES = {
+    "AP": "map",
+    "RR": "recip_rank",
+    "nDCG": "ndcg",
+    "Rprec": "Rprec",
+    "Bpref": "bpref",
+    "infAP": "infAP",
+    "NumRet": "num_ret",
+    "NumRel": "num_rel",
+    "NumRelRet": "num_rel_ret",
+}
+_TREC_EVAL_RE = re.compile(rf"({'|'.join(TREC_EVAL_CUTOFF)})[._]([0-9]+)")
+
+
 def parse_measure(text: str | Measure) -> Measure:
     """Parse a measure name such as ``"nDCG(gain=exp)@10"`` or ``"AP'"`` into a Measure.
+
+    trec_eval's names are understood too: the aliases of the measures (``map``,
+    ``recip_rank``, ``ndcg``, ``bpref``, ``num_rel``...) and its measures with a cutoff,
+    written ``P.10`` or ``P_10`` (``recall``, ``success``, ``map_cut``, ``ndcg_cut`` alike).
 
     Raises ValueError naming the unknown measure or parameter and listing what is allowed.
     """
@@ -312,6 +340,9 @@ def parse_measure(text: str | Measure) -> Measure:
         return text
     if not isinstance(text, str):
         raise TypeError(f"a measure is a string or a Measure, got {type(text).__name__}")
+    trec = _TREC_EVAL_RE.fullmatch(text.strip())
+    if trec:
+        return parse_measure(f"{TREC_EVAL_CUTOFF[trec[1]]}@{trec[2]}")
     name, params, cutoff, primed = split_call(text)
     name = _ALIASES.get(name, name)
     if name not in _REGISTRY:
@@ -322,9 +353,9 @@ def parse_measure(text: str | Measure) -> Measure:
         name = _ALIASES.get(name, name)
     reg = registered() if name not in _REGISTRY else _REGISTRY
     if name not in reg:
-        close = [n for n in reg if n.lower() == name.lower()]
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"unknown measure {name!r}{hint}; known: {', '.join(reg)}")
+        raise ValueError(
+            f"unknown measure {name!r}{_suggestion(name, reg)}; known: {', '.join(reg)}"
+        )
     cls = reg[name]
     kwargs: dict[str, Any] = {}
     allowed = {f.name for f in cls.params()}
@@ -347,6 +378,31 @@ def parse_measure(text: str | Measure) -> Measure:
         return cls(**kwargs)
     except (TypeError, ValueError) as err:  # the measure's own checks: name the user's text
         raise type(err)(f"{text!r}: {err}") from None
+
+
+def trec_eval_name(measure: str | Measure) -> str:
+    """The name trec_eval's output gives a measure (``P@10`` -> ``P_10``, ``AP`` -> ``map``),
+    or our canonical name for a measure trec_eval does not compute this way."""
+    name = canonical_name(measure)
+    if name in TREC_EVAL_NAMES:
+        return TREC_EVAL_NAMES[name]
+    base, at, k = name.partition("@")
+    ours = {v: key for key, v in TREC_EVAL_CUTOFF.items()}
+    if at and base in ours and k.isdigit():
+        return f"{ours[base]}_{k}"
+    return name
+
+
+def _suggestion(name: str, reg: dict) -> str:
+    """ " (did you mean ...?)" for the nearest known name, alias or trec_eval name."""
+    import difflib
+
+    same_case = [n for n in reg if n.lower() == name.lower()]
+    if same_case:
+        return f" (did you mean {same_case[0]!r}?)"
+    spellings = [*reg, *_ALIASES, *(f"{n}.10" for n in TREC_EVAL_CUTOFF)]
+    close = difflib.get_close_matches(name, spellings, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def canonical_name(measure: str | Measure) -> str:

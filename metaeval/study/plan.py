@@ -252,9 +252,9 @@ def make_plan(spec: StudySpec, done: frozenset | set = frozenset()) -> Plan:
                     )
                     for level in levels:
                         for m, other in measure_sets[cspec.id]:
-                            if not (
-                                provides(world, spec.measure(m).name)
-                                and (not other or provides(world, spec.measure(other).name))
+                            if any(
+                                label and not provides(world, spec.measure(label).name)
+                                for label in (m, other)
                             ):
                                 continue
                             plugins = (

@@ -154,7 +154,7 @@ def test_topic_and_run_selections(cli, files, capsys):
     assert code == 0 and "warning" not in err
     rows = out.strip().splitlines()[1:]
     assert {r.split(",")[0] for r in rows} == {"B"}
-    assert {r.split(",")[1] for r in rows} == {"q1", "q3"}
+    assert {r.split(",")[1] for r in rows} == {"q1", "q3", "all"}
     code, _, err = cli(["evaluate", qrels, a, "--topics", "q9"], capsys)
     assert code == 2 and "not in the qrels: q9" in err
 

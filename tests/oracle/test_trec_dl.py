@@ -146,3 +146,14 @@ def test_official_summaries(dl_collection):
                 )
                 checked += 1
     assert checked >= len(runs) * 16
+
+
+def test_trec_eval_names_parse_to_the_measures_that_match_them():
+    """Every trec_eval name of the oracle above, as trec_eval's output writes it (P_10) and as
+    its -m option does (P.10), is the measure the oracle found equal to it."""
+    for name, ours in measure_map(1).items():
+        base, _, k = name.rpartition("_")
+        for spelling in [name, f"{base}.{k}"] if k.isdigit() else [name]:
+            assert metaeval.parse_measure(spelling) == metaeval.parse_measure(ours), spelling
+    with pytest.raises(ValueError, match=r"did you mean 'ndcg_cut\.10'"):
+        metaeval.parse_measure("ndcg_cutt.10")

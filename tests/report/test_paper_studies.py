@@ -167,13 +167,17 @@ kind = "topic_difficulty"
 
 
 @pytest.mark.parametrize("study", sorted(p.name for p in (ROOT / "studies").glob("*.toml")))
-def test_every_committed_study_loads(study):
-    """Every study file of the repository reads (its data is beside the repository)."""
+def test_every_committed_study_loads_and_plans(study):
+    """Every study file of the repository reads (its data is beside the repository) and every
+    criterion gets units on some world."""
     from tests.conftest import need_data
 
     need_data("trec-dl-2020")
     need_data("urbano")
     from metaeval.study import load_spec
+    from metaeval.study.plan import make_plan
 
     spec = load_spec(ROOT / "studies" / study)
     assert spec.criteria and spec.worlds
+    planned = {u.criterion for u in make_plan(spec).units}
+    assert planned == {c.id for c in spec.criteria}

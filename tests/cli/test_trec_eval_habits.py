@@ -1,0 +1,79 @@
+"""trec_eval's habits in ``metaeval evaluate``: its measure names, ``-q`` with an ``all`` row,
+and its output format; checked against trec_eval itself (through pytrec_eval)."""
+
+from __future__ import annotations
+
+import pytest
+
+import metaeval
+from tests.conftest import need_data
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+NAMES = ["map", "P.10", "ndcg_cut.10", "recip_rank", "recall.100"]
+
+
+@pytest.fixture(scope="module")
+def files():
+    folder = need_data("trec-dl-2019")
+    runs = sorted((folder / "runs").glob("*.gz"))[:2]
+    return folder / "qrels.txt", runs
+
+
+@pytest.fixture
+def run_ok(cli):
+    def call(args):
+        code, out, err = cli(args)
+        assert code == 0, err
+        return out
+
+    return call
+
+
+def test_trec_eval_format_with_q_equals_trec_eval(files, run_ok):
+    qrels, runs = files
+    args = ["evaluate", str(qrels), *map(str, runs), "--format", "trec_eval", "-q"]
+    out = run_ok([*args, *[x for n in NAMES for x in ("-m", n)]])
+    lines = [line.split("\t") for line in out.strip().splitlines()]
+    blocks: dict[str, dict] = {}
+    for name, topic, value in lines:
+        if name.strip() == "runid":
+            run = value
+            blocks[run] = {}
+        else:
+            blocks[run][name.strip(), topic] = float(value)
+    assert len(blocks) == 2
+    judged = metaeval.read_qrels(qrels)
+    trec_names = {"map", "P_10", "ndcg_cut_10", "recip_rank", "recall_100"}
+    evaluator = pytrec_eval.RelevanceEvaluator(judged.to_dict(), trec_names)
+    for run in metaeval.read_runs(runs):
+        per_topic = evaluator.evaluate(run.to_dict())
+        got = blocks[run.name]
+        for topic, values in per_topic.items():
+            for name, value in values.items():
+                assert got[name, topic] == pytest.approx(value, abs=5.01e-5), (name, topic)
+        for name in trec_names:  # all: the mean over the judged topics (trec_eval -c)
+            mean = sum(v[name] for v in per_topic.values()) / len(judged.topics)
+            assert got[name, "all"] == pytest.approx(mean, abs=5.01e-5), name
+
+
+def test_q_adds_an_all_row_with_the_aggregate(files, run_ok):
+    qrels, runs = files
+    base = ["evaluate", str(qrels), str(runs[0]), "-m", "P.10", "--format", "csv"]
+    per_topic = run_ok([*base, "-q", "--agg", "median"])
+    overall = run_ok([*base, "--agg", "median"])
+    rows = [line.split(",") for line in per_topic.strip().splitlines()[1:]]
+    all_rows = [r for r in rows if r[1] == "all"]
+    assert len(all_rows) == 1
+    assert float(all_rows[0][3]) == pytest.approx(
+        float(overall.strip().splitlines()[1].split(",")[-1])
+    )
+    topics = [r for r in rows if r[1] != "all"]
+    assert len(topics) == len(metaeval.read_qrels(qrels).topics)
+
+
+def test_unknown_trec_eval_name_suggests_the_right_one(files, cli):
+    qrels, runs = files
+    code, _, err = cli(["evaluate", qrels, runs[0], "-m", "ndcg_cutt.10"])
+    assert code == 2 and err.count("\n") == 1
+    assert "did you mean 'ndcg_cut.10'" in err

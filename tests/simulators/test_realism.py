@@ -1,0 +1,274 @@
+"""Calibration judged by the meta-evaluation it predicts (simulators.realism), and the parts of
+the world model it needs (pool beyond depth k, first-stage lists, shaped system effects)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+import scipy.stats as ss
+
+from metaeval import evaluate
+from metaeval.meta.discrimination import discriminative_power
+from simulators import StratifiedSampling, WorldParams, calibrate, make_world
+from simulators.calibrate import simulated_targets
+from simulators.realism import (
+    DP_TOLERANCE,
+    STAT_TOLERANCE,
+    TAU_TOLERANCE,
+    check_calibration,
+    fit_meta,
+    meta_evaluation,
+)
+from simulators.worlds import _simulate
+
+SMALL = dict(n_candidates=400, depth=100, pool_depth=10, rel_median=20.0, grade_probs=(0.7, 0.3))
+MEASURES = {"AP": "AP", "P@10": "P@10", "nDCG'": "nDCG'"}
+
+
+@pytest.fixture(scope="module")
+def collection():
+    """A small 'real' collection: a world with first stages, an active-learning pool and a
+    long tail of poor systems, seen only through its qrels and runs."""
+    return make_world(
+        "trec_like",
+        n_topics=30,
+        n_systems=20,
+        rng=11,
+        **SMALL,
+        first_stages=3,
+        pool_extra=20,
+        doc_strength_sd=0.8,
+        system_quantiles=(-3.0, -0.5, 0.0, 0.5, 1.0),
+    )
+
+
+# ------------------------------------------------------------------------------- the model
+def test_defaults_of_the_new_parameters_leave_the_model_unchanged():
+    """A world from a parameter set spelled with the new fields at their defaults is the one
+    the model drew before they existed (the defaults take no extra random draws)."""
+    a = make_world("trec_like", n_topics=4, n_systems=5, rng=3, **SMALL)
+    b = make_world(
+        "trec_like",
+        n_topics=4,
+        n_systems=5,
+        rng=3,
+        **SMALL,
+        doc_strength_sd=0.0,
+        pool_extra=0,
+        first_stages=0,
+        system_quantiles=None,
+    )
+    np.testing.assert_array_equal(a.ranked, b.ranked)
+    assert a.qrels == b.qrels
+
+
+def test_system_quantiles_map_the_normal_effects_through_the_given_shape():
+    p = WorldParams(**SMALL, system_sd=0.7)
+    shaped = dataclasses.replace(p, system_quantiles=(-2.0, 0.0, 0.5))
+    normal = _simulate(p, 9, 3, np.random.default_rng(5)).system_effect
+    got = _simulate(shaped, 9, 3, np.random.default_rng(5)).system_effect
+    # b = system_sd * Q(Phi(z)), Q piecewise linear through (0, -2), (0.5, 0), (1, 0.5)
+    u = ss.norm.cdf(normal / 0.7)
+    expected = 0.7 * np.where(u < 0.5, -2.0 + 4.0 * u, (u - 0.5) * 1.0)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_first_stages_restrict_every_run_to_one_shared_list():
+    p = WorldParams(**SMALL, first_stages=1, doc_share=0.3)
+    w = make_world(p, n_topics=3, n_systems=6, rng=2)
+    for t in range(3):
+        sets = {frozenset(w.ranked[s, t][w.ranked[s, t] >= 0]) for s in range(6)}
+        assert len(sets) == 1  # one first stage: every run re-ranks the same 100 candidates
+    free = make_world(dataclasses.replace(p, first_stages=0), n_topics=3, n_systems=6, rng=2)
+    assert len({frozenset(free.ranked[s, 0]) for s in range(6)}) > 1
+
+
+def test_pool_extra_judges_that_many_retrieved_unpooled_documents(collection):
+    w = collection
+    depth_pool = w.pool_mask(w.params.pool_depth)
+    extra = w.official & ~depth_pool
+    C = w.params.n_candidates
+    per_topic = extra.reshape(-1, C).sum(axis=1)
+    retrieved = np.zeros(len(w.truth), dtype=bool)
+    r = w.ranked
+    retrieved[(r + (np.arange(w.n_topics) * C)[None, :, None])[r >= 0]] = True
+    available = (retrieved & ~depth_pool).reshape(-1, C).sum(axis=1)
+    np.testing.assert_array_equal(per_topic, np.minimum(20, available))
+    assert not (extra & ~retrieved).any()
+    # the learner is as good as the best systems: its picks are richer in relevant documents
+    # than the retrieved, unpooled candidates it chose from
+    g = w.truth.grades
+    assert (g[extra] > 0).mean() > (g[retrieved & ~depth_pool] > 0).mean()
+    assert len(w.qrels) == int(w.official.sum())
+
+
+# ------------------------------------------------------------------------------- meta-evaluation
+def test_meta_evaluation_against_independent_computations(collection):
+    w = collection
+    got = meta_evaluation(w.qrels, w.runs, measures=MEASURES, trials=2, B=200, rng=4)
+    boot_seed, sample_seed = np.random.default_rng(4).integers(0, 2**32, size=2)
+    full = evaluate(w.runs, w.qrels, list(MEASURES.values()), per_topic=True)
+    for label, name in MEASURES.items():
+        m = full[full.measure == name].pivot(index="run", columns="topic", values="value")
+        m = m.loc[w.runs.names]
+        power = discriminative_power(m.to_numpy(), B=200, rng=int(boot_seed)).power
+        assert got.loc[label, "power"] == pytest.approx(power)
+    # tau: the reduced judgments written as qrels and evaluated from scratch, scipy's tau-b
+    sets = StratifiedSampling(rates=(10,)).generate(w.qrels, trials=2, rng=int(sample_seed))
+    for label, name in MEASURES.items():
+        base = full[full.measure == name].groupby("run").value.mean().loc[w.runs.names].round(12)
+        taus = []
+        for j in sets:
+            red = evaluate(w.runs, j.to_qrels(), [name], missing="zero")
+            red = red.groupby("run").value.mean().loc[w.runs.names].round(12)
+            taus.append(ss.kendalltau(base, red).statistic)
+        assert got.loc[label, "tau"] == pytest.approx(np.mean(taus), abs=1e-12)
+
+
+def test_check_calibration_flags_follow_the_tolerances(collection):
+    w = collection
+    res = check_calibration(
+        w.qrels, w.runs, w.params, replicates=2, measures=MEASURES, trials=2, B=200, rng=1
+    )
+    m = res.measures
+    np.testing.assert_array_equal(
+        m["power_ok"], (m["sim_power"] - m["power"]).abs() <= DP_TOLERANCE
+    )
+    np.testing.assert_array_equal(m["tau_ok"], (m["sim_tau"] - m["tau"]).abs() <= TAU_TOLERANCE)
+    assert res.spearman == pytest.approx(ss.spearmanr(m["tau"], m["sim_tau"]).statistic)
+    st = res.statistics
+    inside = (st["sim_low"] <= st["real"]) & (st["real"] <= st["sim_high"])
+    close = (st["sim"] - st["real"]).abs() <= STAT_TOLERANCE * st["real"].abs()
+    np.testing.assert_array_equal(st["ok"], inside | close)
+    assert set(res.passed) == {
+        "power within 0.05",
+        "tau within 0.05",
+        "order of measures by tau (Spearman >= 0.8)",
+        "collection statistics",
+    }
+    assert "of 4 requirements met" in repr(res)
+
+
+def test_check_calibration_is_reproducible(collection):
+    w = collection
+    kw = dict(replicates=1, measures={"AP": "AP"}, trials=1, B=100)
+    a = check_calibration(w.qrels, w.runs, w.params, rng=7, **kw)
+    b = check_calibration(w.qrels, w.runs, w.params, rng=7, **kw)
+    assert a.measures.equals(b.measures) and a.statistics.equals(b.statistics)
+
+
+# ------------------------------------------------------------------------------- fitting
+def _loss(qrels, runs, params, seeds):
+    real = meta_evaluation(qrels, runs, measures=MEASURES, trials=3, B=300, rng=0).to_numpy()
+    sims = []
+    for s in seeds:
+        world = make_world(params, n_topics=len(qrels.topics), n_systems=len(runs), rng=s)
+        sims.append(
+            meta_evaluation(world.qrels, world.runs, measures=MEASURES, trials=3, B=300, rng=s)
+        )
+    return float((((np.mean(sims, axis=0) - real) / 0.05) ** 2).sum())
+
+
+def test_fit_meta_brings_the_meta_evaluation_closer(collection):
+    w = collection
+    wrong = dataclasses.replace(w.params, system_sd=0.08, interaction_sd=1.5)
+    fitted = fit_meta(
+        w.qrels,
+        w.runs,
+        wrong,
+        evaluations=30,
+        replicates=3,
+        measures=MEASURES,
+        trials=3,
+        B=300,
+        rng=3,
+    )
+    seeds = [101, 102, 103]  # worlds the fit never saw
+    assert _loss(w.qrels, w.runs, fitted, seeds) < 0.25 * _loss(w.qrels, w.runs, wrong, seeds)
+
+
+def test_calibration_converges_from_three_starts(collection):
+    """Three different starting worlds: the fitted worlds agree with each other within the
+    spread of one world's own replicates."""
+    w = collection
+    starts = [
+        WorldParams(),
+        dataclasses.replace(WorldParams(), effect_mean=0.5, system_sd=1.5, doc_share=0.1),
+        dataclasses.replace(WorldParams(), effect_mean=4.0, topic_sd=0.1, rel_median=5.0),
+    ]
+    fits = [calibrate(w.qrels, w.runs, iterations=12, start=s, rng=0) for s in starts]
+    S, T = w.n_systems, w.n_topics
+    keys = ["mean", "system_sd", "topic_sd", "residual_sd", "judged", "distinct10"]
+    stats = [[simulated_targets(p, S, T, rng=seed) for seed in range(6)] for p in fits]
+    means = np.array([[np.mean([s[k] for s in one]) for k in keys] for one in stats])
+    noise = np.array([[np.std([s[k] for s in one], ddof=1) for k in keys] for one in stats])
+    spread = means.max(axis=0) - means.min(axis=0)
+    assert (spread <= 3 * noise.max(axis=0) + 1e-9).all(), dict(zip(keys, spread))
+
+
+def test_calibrate_cli(tmp_path, collection):
+    from typer.testing import CliRunner
+
+    from metaeval.cli import app
+    from metaeval.data import write_qrels, write_runs
+
+    w = collection
+    write_qrels(w.qrels, tmp_path / "qrels.txt")
+    paths = write_runs(w.runs, tmp_path / "runs")
+    out = tmp_path / "fit"
+    args = ["calibrate", str(tmp_path / "qrels.txt"), *map(str, paths), "--iterations", "3"]
+    args += ["--meta-evaluations", "0", "--check", "1", "--seed", "5", "--out", str(out)]
+    args += ["--top-grades", "1"]  # grades 1 and 2 -> 1
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    params = WorldParams.from_dict(json.loads((out / "params.json").read_text()))
+    assert params.system_quantiles is not None and len(params.grade_probs) == 1
+    assert (out / "measures.csv").is_file() and (out / "statistics.csv").is_file()
+    assert "Spearman" in result.output
+
+
+def test_world_targets_equal_the_file_path_and_the_fast_path(collection):
+    """The statistics stage 3 keeps, three ways: from the world's arrays, from its qrels and
+    runs as a real collection's, and from the calibration's string-free simulation."""
+    from simulators.calibrate import _fast_stats, calibration_targets, world_targets
+
+    w = collection
+    got = world_targets(w)
+    assert got == pytest.approx(calibration_targets(w.qrels, w.runs), abs=1e-12)
+    assert got == pytest.approx(_fast_stats(w.params, w.n_systems, w.n_topics, 11), abs=1e-12)
+
+
+def test_calibrate_cli_bad_collection(tmp_path, collection):
+    from typer.testing import CliRunner
+
+    from metaeval.cli import app
+    from metaeval.data import write_qrels, write_runs
+
+    w = collection
+    flat = w.qrels.with_grades(np.zeros(len(w.qrels), dtype=np.int8))
+    write_qrels(flat, tmp_path / "qrels.txt")
+    paths = write_runs(w.runs, tmp_path / "runs")
+    args = ["calibrate", str(tmp_path / "qrels.txt"), *map(str, paths), "--seed", "1"]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "fit")])
+    assert result.exit_code != 0
+    assert "no relevant grade" in result.output and "Traceback" not in result.output
+
+
+def test_calibrate_reads_first_stages_and_system_shape_off_the_runs(collection):
+    """Stage 1: runs re-ranking shared lists are recognised (and runs that do not are not),
+    and the system effects take the shape of the systems' mean nDCG."""
+    from simulators.calibrate import _shared_list_share
+
+    w = collection
+    assert _shared_list_share(w.runs, w.qrels.topics, 100) > 0.2
+    assert 2 <= calibrate(w.qrels, w.runs, iterations=0).first_stages <= 6
+    free = make_world("trec_like", n_topics=30, n_systems=20, rng=11, **SMALL)
+    assert _shared_list_share(free.runs, free.qrels.topics, 100) == 0
+    p = calibrate(free.qrels, free.runs, iterations=0)
+    assert p.first_stages == 0
+    ndcg = evaluate(free.runs, free.qrels, ["nDCG"]).groupby("run").value.mean()
+    z = (ndcg - ndcg.mean()) / ndcg.std(ddof=1)
+    np.testing.assert_allclose(p.system_quantiles, np.quantile(z, np.linspace(0, 1, 20)))
