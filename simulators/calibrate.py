@@ -12,9 +12,12 @@ runs.
 1. **Read off the data.** Grade proportions among relevant documents, their spread over
    topics (a Dirichlet concentration by the method of moments, after removing multinomial
    noise), the log-normal of R per topic, run depth and shallow runs, score ties, teams (from
-   run-name prefixes unless ``groups`` is given), the shape of the system effects (standardised
-   quantiles of the systems' mean nDCG), and, when at least 5% of the run pairs hold the same
-   documents (90% of their lists: runs re-ranking shared first-stage lists), the number K of
+   run-name prefixes unless ``groups`` is given), the pool (the depth k to which the runs'
+   documents are all judged, and the judged documents beyond the depth-k pool: when they are a
+   tenth of the judgments or more, judging beyond a shallow pool), the shape of the system
+   effects (standardised quantiles of the systems' mean nDCG), and, when at least 5% of the run
+   pairs hold the same documents (90% of their lists: runs re-ranking shared first-stage
+   lists), the number K of
    first-stage lists (K independent lists of ``depth`` among C candidates hold
    C (1 - (1 - depth / C)^K) distinct documents).
 2. **Simulated moments** (method of simulated moments with common random numbers). A world of
@@ -31,10 +34,8 @@ runs.
    ``topic_sd``                           sd of the topic means of nDCG
    ``interaction_sd``                     residual sd of the two-way (system + topic) fit
    ``rel_median``                         median judged-relevant documents per topic
-   ``pool_depth``                         judged share of the runs' top 100 (mean judged
-                                          documents per topic when the top 100 are all
-                                          judged: a plain depth-k pool)
-   ``pool_extra``                         mean judged documents per topic (else 0)
+   ``pool_depth`` (a plain pool)          mean judged documents per topic
+   ``pool_extra`` (beyond a shallow pool) mean judged documents per topic
    ``first_stage_share``                  median distinct documents per topic in the runs
    ``doc_share`` (``team_share`` kept     median distinct documents per topic in the top 10
    below half of what it leaves)
@@ -399,9 +400,7 @@ def _targets(tensor: EvalTensor, distinct10: float, distinct_deep: float) -> dic
     resid = ndcg - sys_m[:, None] - top_m[None, :] + grand
     counts = tensor.grade_counts
     shares = counts.sum(axis=0) / max(counts.sum(), 1)
-    top100 = tensor.valid()[:, :, :100]
     return {
-        "judged100": float((tensor.codes[:, :, :100] >= 0)[top100].mean()),
         **{f"share{g}": float(v) for g, v in enumerate(shares)},
         "mean": float(grand),
         "system_sd": float(sys_m.std(ddof=1)),
@@ -482,8 +481,11 @@ def calibrate(
     tied = ties > 0.05
     distinct = _distinct_from_runs(runs, qrels.topics, (10, depth))
     teams = groups or teams_from_names(runs.names)
-    team_size = S / max(len(set(teams[n] for n in runs.names)), 1)
+    n_teams = len(set(teams[n] for n in runs.names))
     base = start or PRESETS["trec_like"]
+    # Run names that all guess to one team (sys001, sys002...) say nothing about teams: a
+    # single team would make the team effect one draw shared by every system.
+    team_size = S / n_teams if n_teams > 1 or groups else base.team_size
     # Ties: a tied run with tie fraction f keeps about (1 - f) depth distinct values over a
     # score range of roughly 4 noise sd, hence the resolution.
     f_tie = float(np.median(ties[tied])) if tied.any() else 0.0
@@ -508,7 +510,7 @@ def calibrate(
         tie_fraction=float(tied.mean()),
         tie_resolution=4.0 / max((1 - f_tie) * depth, 1.0) if tied.any() else base.tie_resolution,
         team_size=float(team_size),
-        pool_depth=min(base.pool_depth, depth),
+        **_pool_start(tensor, depth),
     )
     target = _targets(tensor, distinct[10], distinct[depth])
     # The shape of the system effects: the standardised quantiles of the systems' mean nDCG
@@ -586,6 +588,29 @@ _AVERAGED = (
 )
 
 
+def _pool_start(tensor: EvalTensor, depth: int) -> dict:
+    """The pool read off the judgments: k, the deepest rank down to which the documents of the
+    best-judged quarter of the runs are all judged (99%), and the judged documents per topic
+    beyond the depth-k pool. When these are at least a tenth of the judged documents (active
+    learning, as in TREC DL), the world judges them beyond a depth-k pool (``pool_extra``);
+    otherwise the pool is a plain one, whose depth stage 2 fits."""
+    from simulators.pooling import pool_mask
+
+    valid, judged = tensor.valid(), tensor.codes >= 0
+    # per run, the judged share of its top k; runs left out of the pool (as many TREC runs
+    # were) are judged less, so the depth is read off the best-judged quarter of the runs
+    share = np.cumsum(judged.sum(axis=1), axis=1) / np.maximum(
+        np.cumsum(valid.sum(axis=1), axis=1), 1
+    )
+    complete = np.flatnonzero(np.quantile(share, 0.75, axis=0) >= 0.99)
+    k = int(complete[-1]) + 1 if len(complete) else 1
+    n_judged = float(tensor.grade_counts.sum(axis=1).mean())
+    extra = n_judged - pool_mask(tensor, k).sum() / tensor.n_topics
+    if extra >= 0.1 * n_judged:
+        return {"pool_depth": k, "pool_extra": int(round(extra))}
+    return {"pool_depth": min(k, depth), "pool_extra": 0}
+
+
 #: Share of run pairs holding the same top-``depth`` documents above which the runs are taken to
 #: re-rank shared first-stage lists.
 SHARED_LISTS = 0.05
@@ -631,13 +656,12 @@ def _step(p: WorldParams, sim: dict, target: dict, damping: float, G: int, S: in
     step["team_share"] = min(p.team_share, 0.5 * (1 - step["doc_share"]))
     # The judgments: a depth-k pool sets the judged share of the runs' top 100, the documents
     # judged beyond it (active learning) the rest of the judged documents per topic.
-    if target["judged100"] >= 0.99:  # a plain pool judges whole top-100s
-        pool = p.pool_depth * ratio("judged", 1.0) ** damping
-        step["pool_extra"] = 0
-    else:
-        pool = p.pool_depth * ratio("judged100", 1e-3) ** (2 * damping)
+    if p.pool_extra:  # a shallow pool plus active learning: the extra documents move
         extra = p.pool_extra + damping * (target["judged"] - sim["judged"])
-        step["pool_extra"] = int(np.clip(round(extra), 0, p.n_candidates))
+        step["pool_extra"] = int(np.clip(round(extra), 1, p.n_candidates))
+        pool = p.pool_depth
+    else:  # a plain pool: its depth moves
+        pool = p.pool_depth * ratio("judged", 1.0) ** damping
     step["pool_depth"] = int(np.clip(round(pool), 1, p.depth))
     # q(g) of the intermediate grades sets how often they reach the pool: move each towards
     # the share of judged documents with that grade (q(0) = 0, q(G) = 1 fixed).

@@ -311,13 +311,22 @@ def calibrate(
             "0: no comparison.",
         ),
     ] = 5,
+    groups: Annotated[
+        Path | None,
+        typer.Option(
+            help="Teams: a file of 'run team' lines, or JSON run -> team (a world.json works). "
+            "Default: guessed from the run names.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
     seed: SeedOption = None,
     out: Annotated[Path, typer.Option(help="Output folder.", file_okay=False)] = Path("calibrated"),
 ) -> None:
     """Fit a simulated world to a test collection, and say how well it stands in for it.
 
-    Writes OUT/params.json (the world's parameters, for a study world's params or metaeval
-    simulate --param) and, with --check N, OUT/check.md, OUT/measures.csv and
+    Writes OUT/params.json (the world's parameters: a study's simulated world takes it as
+    params = "OUT/params.json") and, with --check N, OUT/check.md, OUT/measures.csv and
     OUT/statistics.csv: the collection against N worlds of its size on discriminative power,
     robustness to 10% stratified judgments and collection statistics.
     """
@@ -333,9 +342,21 @@ def calibrate(
         judged = fold_grades(judged, top_grades)
     writable(out, "--out", folder=True)
     seed = resolve_seed(seed)
+    size = f"{len(runset)} runs x {len(judged.topics)} topics"
+    stages = f"{iterations} moment steps" + (
+        f", then up to {meta_evaluations} evaluations of the meta-evaluation (two worlds each)"
+        if meta_evaluations
+        else ""
+    )
+    typer.echo(f"fitting a world to {size}: {stages}", err=True)
     try:
         params = fit(
-            judged, runset, iterations=iterations, meta_evaluations=meta_evaluations, rng=seed
+            judged,
+            runset,
+            groups=_read_groups(groups, runset.names) if groups else None,
+            iterations=iterations,
+            meta_evaluations=meta_evaluations,
+            rng=seed,
         )
     except ValueError as err:
         fail(f"{qrels}: {err}")
@@ -343,6 +364,7 @@ def calibrate(
     typer.echo(f"parameters -> {out / 'params.json'}")
     if not check:
         return
+    typer.echo(f"comparing the collection with {check} worlds of its size", err=True)
     result = check_calibration(judged, runset, params, replicates=check, rng=seed)
     result.measures.to_csv(out / "measures.csv")
     result.statistics.to_csv(out / "statistics.csv")

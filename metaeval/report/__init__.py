@@ -361,9 +361,12 @@ def _provenance(manifest: dict, spec: dict, done: int) -> str:
     worlds = []
     for w in spec.get("worlds", []):
         if w.get("kind") == "simulator":
+            params = w.get("params")
+            fitted = f", parameters from {params}" if isinstance(params, str) else ""
             worlds.append(
-                f"`{w.get('id')}` (simulated: {w.get('preset')}, {w.get('n_topics')} topics, "
-                f"{w.get('n_systems')} systems, {w.get('replicates', 1)} replicate(s))"
+                f"`{w.get('id')}` (simulated: {w.get('preset', 'trec_like')}{fitted}, "
+                f"{w.get('n_topics')} topics, {w.get('n_systems')} systems, "
+                f"{w.get('replicates', 1)} replicate(s))"
             )
         elif w.get("kind") == "scores":
             files = w.get("scores", [])

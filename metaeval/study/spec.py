@@ -36,7 +36,8 @@ Schema 1::
     n_topics = 50
     n_systems = 30
     replicates = 5                # independent draws of the world
-    params = { pool_depth = 50 }  # optional: world parameters replacing the preset's
+    params = { pool_depth = 50 }  # optional: world parameters replacing the preset's, or
+                                  # the path of metaeval calibrate's params.json
 
     [[degraders]]
     id = "bv"                     # optional, default: the method
@@ -67,6 +68,7 @@ import difflib
 import glob as globlib
 import hashlib
 import json
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -770,7 +772,15 @@ def _world(t: _Table, base: Path) -> World:
         n_topics = t.take("n_topics", int, check=_positive)
         n_systems = t.take("n_systems", int, check=_at_least_two_systems)
         replicates = t.take("replicates", int, 1, check=_positive)
-        params_t = t.table("params", None)
+        if isinstance(t.data.get("params"), str):
+            # a parameter file written by metaeval calibrate (WorldParams.to_dict as JSON)
+            params_t = _Table(
+                _params_file(_resolve(base, t.take("params", str), t, "params"), t),
+                t.where("params"),
+                t.file,
+            )
+        else:
+            params_t = t.table("params", None)
         params: dict = {}
         if params_t is not None:
             params = params_t.rest()
@@ -911,6 +921,17 @@ def _check_topics(t: _Table, qrels: Path, topics: Any) -> None:
         parse_ids(topics, available=available, what="topic")
     except ValueError as err:
         raise t.error("topics", str(err)) from None
+
+
+def _params_file(path: Path, t: _Table) -> dict:
+    """World parameters from a JSON file (``metaeval calibrate``'s params.json)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise t.error("params", f"{path}: not a JSON file of world parameters ({err})") from None
+    if not isinstance(data, dict):
+        raise t.error("params", f"{path}: expected a JSON object of world parameters")
+    return {k: (math.inf if v == "inf" else v) for k, v in data.items()}
 
 
 def _world_value(v: Any) -> Any:

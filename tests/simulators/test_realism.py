@@ -228,6 +228,21 @@ def test_calibrate_cli(tmp_path, collection):
     assert params.system_quantiles is not None and len(params.grade_probs) == 1
     assert (out / "measures.csv").is_file() and (out / "statistics.csv").is_file()
     assert "Spearman" in result.output
+    # a study world takes the file as it is
+    from metaeval.study import load_spec
+
+    spec_file = tmp_path / "study.toml"
+    spec_file.write_text(
+        'schema = 1\n[study]\nname = "s"\nseed = 1\n'
+        '[[worlds]]\nid = "fitted"\nkind = "simulator"\nn_topics = 5\nn_systems = 4\n'
+        'params = "fit/params.json"\n'
+        '[measures]\nnames = ["AP"]\n[[criteria]]\nkind = "discriminative_power"\n'
+    )
+    world = load_spec(spec_file).worlds[0]
+    assert WorldParams.from_dict(dict(world.params)) == params
+    (out / "params.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="params.*JSON object"):
+        load_spec(spec_file)
 
 
 def test_world_targets_equal_the_file_path_and_the_fast_path(collection):
@@ -269,6 +284,10 @@ def test_calibrate_reads_first_stages_and_system_shape_off_the_runs(collection):
     assert _shared_list_share(free.runs, free.qrels.topics, 100) == 0
     p = calibrate(free.qrels, free.runs, iterations=0)
     assert p.first_stages == 0
+    # run names sys001, sys002... guess to one team, which says nothing: the start's team size
+    assert p.team_size == WorldParams().team_size
+    teams = calibrate(free.qrels, free.runs, groups=free.groups, iterations=0).team_size
+    assert teams == pytest.approx(20 / len(set(free.groups.values())))
     ndcg = evaluate(free.runs, free.qrels, ["nDCG"]).groupby("run").value.mean()
     z = (ndcg - ndcg.mean()) / ndcg.std(ddof=1)
     np.testing.assert_allclose(p.system_quantiles, np.quantile(z, np.linspace(0, 1, 20)))
