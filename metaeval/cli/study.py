@@ -76,9 +76,11 @@ def read_study_folder(directory: Path) -> tuple[dict, pd.DataFrame]:
 
 
 def in_folder(directory: Path, err: BaseException) -> str:
-    """An error about a file of a study's output folder, naming the folder (a corrupt parquet
-    file does not say which it is)."""
-    return str(err) if str(directory) in str(err) else f"{directory}: {err}"
+    """An error about a file of a study's output folder, naming the folder: a StoreError names
+    its file already, anything else (a corrupt parquet file) may not."""
+    from metaeval.study.store import StoreError
+
+    return str(err) if isinstance(err, StoreError) else f"{directory}: {err}"
 
 
 def _out_of_memory(spec, err: MemoryError) -> str:

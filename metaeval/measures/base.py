@@ -33,6 +33,18 @@ _REGISTRY: dict[str, type[Measure]] = {}
 _ALIASES: dict[str, str] = {}
 
 
+class MeasureError(Exception):
+    """A measure's computation failed; the message starts with the measure's name."""
+
+
+class MeasureValueError(MeasureError, ValueError):
+    pass
+
+
+class MeasureTypeError(MeasureError, TypeError):
+    pass
+
+
 @dataclass(frozen=True, kw_only=True)
 class Measure:
     """Base class of every measure.
@@ -103,16 +115,16 @@ class Measure:
         view = tensor.condensed() if self.judged_only else tensor
         try:
             values = np.asarray(self._compute(view), dtype=np.float64)
+        except MeasureError:
+            raise  # a measure computed inside this one failed, and says which
         except (ValueError, TypeError) as err:
-            if str(err).startswith((str(self), self.name)):
-                raise
             # e.g. a plugin returning text: the message must say which measure it was
-            kind = TypeError if isinstance(err, TypeError) else ValueError
+            kind = MeasureTypeError if isinstance(err, TypeError) else MeasureValueError
             raise kind(f"{self}: {err}") from err
         except MemoryError:
             raise  # not the measure's fault: the caller says which sizes to reduce
         except Exception as err:  # e.g. a plugin's bug: say which measure failed, and how
-            raise ValueError(f"{self}: {type(err).__name__}: {err}") from err
+            raise MeasureValueError(f"{self}: {type(err).__name__}: {err}") from err
         if values.shape != (tensor.n_runs, tensor.n_topics):
             raise ValueError(
                 f"{self}: computed an array of shape {values.shape}, expected "

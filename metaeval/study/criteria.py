@@ -576,6 +576,7 @@ class Informativeness(Criterion):
         ``threshold``, ``position`` (of the list's topic) and ``rms``; None when the measure
         has no max-ent expectation."""
         from metaeval.meta.informativeness import informativeness_tensor
+        from metaeval.meta.maxent.expectations import NoExpectationError
 
         key = ("informativeness", dataclasses.astuple(self), m)
         cache = ctx.level_cache
@@ -591,9 +592,7 @@ class Informativeness(Criterion):
                     select=self.select,
                     infer=(),
                 )
-            except ValueError as err:
-                if "expectation" not in str(err):
-                    raise
+            except NoExpectationError:
                 cache[key] = None
             else:
                 position = {t: i for i, t in enumerate(ctx.tensor.topics)}

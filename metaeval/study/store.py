@@ -413,7 +413,9 @@ class Store:
             self.root.mkdir(parents=True, exist_ok=True)
             (self.results_dir / UNITS).mkdir(parents=True, exist_ok=True)
         except OSError as err:
-            raise OSError(f"cannot create the output folder {self.root}: {err.strerror}") from None
+            raise StoreError(
+                f"cannot create the output folder {self.root}: {err.strerror}"
+            ) from None
         manifest = self.check(spec, allow_version_change=allow_version_change)
         self.clean()
         self.repair(saved if saved is not None else self.saved())
@@ -661,7 +663,7 @@ def load_results(directory: str | Path, table: str = RESULTS) -> pd.DataFrame:
     root = Path(directory)
     store = Store(root)
     if not store.manifest_path.is_file():
-        raise FileNotFoundError(f"{root} is not a study output folder (no manifest.json)")
+        raise StoreError(f"{root} is not a study output folder (no manifest.json)")
     if table in DRIVER_TABLES:  # the analytic claims: computed by the driver, not by units
         return read_table(root, table)
     saved = store.saved()

@@ -31,6 +31,7 @@ from metaeval.measures import (
 from metaeval.meta.maxent._arrays import _as_binary, _as_graded, _rev_cumsum, _shift_right
 
 __all__ = [
+    "NoExpectationError",
     "Expectation",
     "PrecisionAt",
     "RPrecision",
@@ -41,6 +42,10 @@ __all__ = [
     "GradedAP",
     "expectation_for",
 ]
+
+
+class NoExpectationError(ValueError):
+    """A measure (or a form of it) that has no maximum-entropy expectation."""
 
 
 class Expectation:
@@ -658,7 +663,9 @@ def expectation_for(
     if graded is not None and not isinstance(graded, bool):
         raise TypeError(f"graded must be True, False or None, got {graded!r}")
     if m.judged_only:
-        raise ValueError(f"{m}: condensed-list measures have no maximum-entropy expectation")
+        raise NoExpectationError(
+            f"{m}: condensed-list measures have no maximum-entropy expectation"
+        )
     if hasattr(m, "expectation"):
         return m.expectation()
     kind = type(m)
@@ -673,7 +680,9 @@ def expectation_for(
         if not isinstance(measure, str) or measure.strip() == str(m)
         else f" (given as {measure!r})"
     )
-    raise ValueError(f"{m}{given} has no maximum-entropy expectation; supported: {SUPPORTED}")
+    raise NoExpectationError(
+        f"{m}{given} has no maximum-entropy expectation; supported: {SUPPORTED}"
+    )
 
 
 def _binary_expectation(m: Measure, n_grades: int | None, graded: bool | None) -> Expectation:
@@ -685,7 +694,7 @@ def _binary_expectation(m: Measure, n_grades: int | None, graded: bool | None) -
         )
     kind = type(m)
     if kind in (AP, RR) and m.cutoff is not None:
-        raise ValueError(f"{m}: {m.name} with a cutoff has no maximum-entropy expectation")
+        raise NoExpectationError(f"{m}: {m.name} with a cutoff has no maximum-entropy expectation")
     if kind is AP:
         return AveragePrecision(rel=m.rel)
     if kind is P:
