@@ -47,9 +47,17 @@ def collection():
 
 # ------------------------------------------------------------------------------- the model
 def test_defaults_of_the_new_parameters_leave_the_model_unchanged():
-    """A world from a parameter set spelled with the new fields at their defaults is the one
-    the model drew before they existed (the defaults take no extra random draws)."""
+    """With the new parameters at their defaults the model draws the world it drew before they
+    existed: the digest below was computed with the simulators of the commit before them
+    (5460fb4), so every committed study's simulated worlds are unchanged."""
+    import hashlib
+
     a = make_world("trec_like", n_topics=4, n_systems=5, rng=3, **SMALL)
+    digest = hashlib.sha256(
+        a.ranked.tobytes() + a.qrels.grades.tobytes() + np.asarray(a.qrels.topic_index).tobytes()
+    ).hexdigest()
+    assert digest == "f3aff51732142ea55f1aa45d6c8121bdbbf4401d6b64bc2a72a8650a880475c0"
+    assert len(a.qrels) == 132
     b = make_world(
         "trec_like",
         n_topics=4,
