@@ -227,7 +227,9 @@ def bench(name, qrels_path, run_paths, repeats, with_cold=True):
         lambda: metaeval.scores_frame(scores, tensor.runs, tensor.topics), repeats
     )
     rows["  of which: tensor"] = (t_build, None, None, None, None, None)
-    rows[f"    of which: hash lookup of the {len(docs):,} retrieved ids"] = (t_hash,) + (None,) * 5
+    rows[f"    (runs not interned: hash lookup of the {len(docs):,} retrieved ids)"] = (t_hash,) + (
+        None,
+    ) * 5
     rows["  of which: 5 measures"] = (t_measures, None, None, None, None, None)
     rows["  of which: tidy frame"] = (t_frame, None, None, None, None, None)
 
@@ -418,7 +420,11 @@ def report(results, args, load_start, load_end) -> str:
         "topic of one run (terrier-InL2, topic 1109707): two of its scores are equal in single "
         "precision, where pytrec_eval sees a tie and orders the two documents by id, but not in "
         "double precision, by which metaeval ranks them.",
-        "- The hash lookup row times the build's lookup of every retrieved document id among "
+        "- read_runs interns the runs' document ids (one vocabulary for all), so the tensor "
+        "row matches each distinct id once and each retrieved one by an integer gather. The "
+        "hash lookup row times what the build does instead for runs that are not interned "
+        "(built from DataFrames, dicts or simulators): its lookup of every retrieved document "
+        "id among "
         "the distinct judged ids, in one batch on one thread (Arrow's hash join when a sample "
         "says few ids are judged, as on DL 2020; its index_in when most are, as on the "
         "synthetic collection); the tensor build splits the runs into batches "

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run_once(spec, jobs: int, scheduler=None) -> dict:
     from metaeval.study import run_study
-    from metaeval.study.tasks import clear_cache
+    from metaeval.study.worlds import clear_cache
 
     clear_cache()
     with tempfile.TemporaryDirectory() as tmp:

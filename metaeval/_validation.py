@@ -6,8 +6,12 @@ operating system (it never means a fixed seed), an ``int`` or a
 :class:`numpy.random.SeedSequence` seeds a new generator, and a
 :class:`numpy.random.Generator` is used as it is, so successive calls continue its stream.
 
-The checks raise ``TypeError`` for a value of the wrong type and ``ValueError`` for a value out
-of range, with a message that names the parameter and says what is allowed.
+The checks raise :class:`ParamTypeError` (a ``TypeError``) for a value of the wrong type and
+:class:`ParamError` (a ``ValueError``) for a value out of range, with a message that names the
+parameter and says what is allowed; the error also carries the parameter (``param``, and
+``index`` for an item of a list), so that a caller pointing at it (a study file's key, a
+command-line option) never reads the message. The declarative constraints built on these checks
+are in :mod:`metaeval._constraints`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,74 @@ from numbers import Integral, Real
 import numpy as np
 
 RngLike = None | int | np.random.SeedSequence | np.random.Generator
+
+
+class ParamError(ValueError):
+    """A parameter's value is not allowed; the message names it, the attributes carry it.
+
+    Parameters
+    ----------
+    param : str
+        The parameter's name (``rates``).
+    problem : str
+        What is wrong, without the name (``must be in (0, 100], got 120``).
+    index : int, optional
+        The position of the faulty item when the parameter is a list (``rates[1]``).
+    owner : type, optional
+        The class whose parameter it is (a degrader, a criterion), when it is known.
+    message : str, optional
+        The whole message, when it is not ``"<param>[<index>] <problem>"`` (an unknown
+        parameter's error lists the known ones).
+
+    Attributes
+    ----------
+    param, problem, index, owner
+        As given; ``where`` is ``param`` with its index (``rates[1]``).
+
+    Notes
+    -----
+    ``ParamError(message)`` with one argument, as code that re-raises an error with a longer
+    message does (``type(err)(f"{text!r}: {err}")``), is an error about no parameter in
+    particular: ``param`` is None and the message is the problem.
+    """
+
+    def __init__(
+        self,
+        param: str | None,
+        problem: str | None = None,
+        *,
+        index: int | None = None,
+        owner: type | None = None,
+        message: str | None = None,
+    ):
+        if problem is None:  # the one-argument form: a message, no parameter
+            param, problem, message = None, str(param), str(param)
+        self.param = param
+        self.problem = problem
+        self.index = index
+        self.owner = owner
+        super().__init__(message if message is not None else f"{self.where} {problem}")
+
+    @property
+    def where(self) -> str:
+        """The parameter and, for an item of a list, its index: ``rates[1]``."""
+        if self.param is None:
+            return ""
+        return self.param if self.index is None else f"{self.param}[{self.index}]"
+
+    def __reduce__(self):
+        # Raised in a worker process, it travels back pickled: rebuild it from its fields
+        # (the owner class is left out, as a plugin's class may not be importable there).
+        return _rebuild_param_error, (type(self), self.param, self.problem, self.index, str(self))
+
+
+class ParamTypeError(ParamError, TypeError):
+    """A parameter's value has the wrong type (a ``TypeError`` as well as a
+    :class:`ParamError`)."""
+
+
+def _rebuild_param_error(cls, param, problem, index, message):
+    return cls(param, problem, index=index, message=message)
 
 
 def shown_ids(ids, n: int = 5) -> str:
@@ -39,11 +111,12 @@ def as_generator(rng: RngLike, name: str = "rng") -> np.random.Generator:
         return np.random.default_rng(rng)
     if isinstance(rng, Integral) and not isinstance(rng, bool):
         if int(rng) < 0:
-            raise ValueError(f"{name} must be a non-negative integer seed, got {int(rng)}")
+            raise ParamError(name, f"must be a non-negative integer seed, got {int(rng)}")
         return np.random.default_rng(int(rng))
-    raise TypeError(
-        f"{name} must be None, an int seed, a numpy SeedSequence or a numpy "
-        f"Generator, got {type(rng).__name__}"
+    raise ParamTypeError(
+        name,
+        "must be None, an int seed, a numpy SeedSequence or a numpy "
+        f"Generator, got {type(rng).__name__}",
     )
 
 
@@ -52,18 +125,21 @@ def fresh_seed() -> int:
     return int(np.random.SeedSequence().generate_state(1)[0])
 
 
-def check_int(name: str, value, *, min: int | None = None, max: int | None = None) -> int:
+def check_int(
+    name: str, value, *, min: int | None = None, max: int | None = None, index: int | None = None
+) -> int:
     """``value`` as a Python int; bools, floats and strings are refused.
 
-    ``min`` and ``max`` are inclusive bounds.
+    ``min`` and ``max`` are inclusive bounds; ``index`` is the item's position when ``value``
+    is an item of the list ``name``.
     """
     if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
+        raise ParamTypeError(name, f"must be an integer, got {value!r}", index=index)
     value = int(value)
     if min is not None and value < min:
-        raise ValueError(f"{name} must be an integer >= {min}, got {value}")
+        raise ParamError(name, f"must be an integer >= {min}, got {value}", index=index)
     if max is not None and value > max:
-        raise ValueError(f"{name} must be an integer <= {max}, got {value}")
+        raise ParamError(name, f"must be an integer <= {max}, got {value}", index=index)
     return value
 
 
@@ -82,13 +158,14 @@ def check_real(
     max: float | None = None,
     min_open: bool = False,
     max_open: bool = False,
+    index: int | None = None,
 ) -> float:
     """``value`` as a finite float within the bounds (closed unless ``*_open``)."""
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number, got {value!r}")
+        raise ParamTypeError(name, f"must be a number, got {value!r}", index=index)
     value = float(value)
     if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
+        raise ParamError(name, f"must be a finite number, got {value!r}", index=index)
     low_bad = min is not None and (value <= min if min_open else value < min)
     high_bad = max is not None and (value >= max if max_open else value > max)
     if low_bad or high_bad:
@@ -99,7 +176,7 @@ def check_real(
             + f"{lo}, {hi}"
             + (")" if max_open or max is None else "]")
         )
-        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+        raise ParamError(name, f"must be in {interval}, got {value!r}", index=index)
     return value
 
 
@@ -115,9 +192,9 @@ def check_alpha(alpha, name: str = "alpha") -> float:
     return check_probability(name, alpha, open_low=True, open_high=True)
 
 
-def check_rate(name: str, value) -> float:
+def check_rate(name: str, value, *, index: int | None = None) -> float:
     """A percentage of judgments kept, in (0, 100]."""
-    return check_real(name, value, min=0.0, max=100.0, min_open=True)
+    return check_real(name, value, min=0.0, max=100.0, min_open=True, index=index)
 
 
 def check_rates(name: str, values) -> tuple[float | int, ...]:
@@ -129,28 +206,32 @@ def check_rates(name: str, values) -> tuple[float | int, ...]:
     if isinstance(values, Real) and not isinstance(values, bool):
         values = (values,)
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise TypeError(f"{name} must be a sequence of percentages in (0, 100], got {values!r}")
+        raise ParamTypeError(name, f"must be a sequence of percentages in (0, 100], got {values!r}")
     values = tuple(values)
     if not values:
-        raise ValueError(f"{name} must not be empty")
+        raise ParamError(name, "must not be empty")
     out = []
     for i, v in enumerate(values):
-        check_rate(f"{name}[{i}]", v)
+        check_rate(name, v, index=i)
         out.append(int(v) if isinstance(v, Integral) or float(v).is_integer() else float(v))
     if len(set(out)) != len(out):
-        raise ValueError(f"{name} must not repeat a value, got {list(values)}")
+        raise ParamError(name, f"must not repeat a value, got {list(values)}")
     return tuple(out)
 
 
-def check_choice(name: str, value, choices: Iterable) -> object:
-    """``value`` if it is one of ``choices``, else a ValueError listing them."""
+def check_choice(name: str, value, choices: Iterable, *, index: int | None = None) -> object:
+    """``value`` if it is one of ``choices``, else a :class:`ParamError` listing them."""
     choices = tuple(choices)
     if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+        raise ParamError(
+            name, f"must be one of {', '.join(map(repr, choices))}; got {value!r}", index=index
+        )
     return value
 
 
 __all__ = [
+    "ParamError",
+    "ParamTypeError",
     "RngLike",
     "as_generator",
     "fresh_seed",

@@ -30,22 +30,24 @@ several, drawing them one after another from one generator.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
 
-from metaeval._validation import (
-    as_generator,
-    check_choice,
-    check_int,
-    check_optional_int,
-    check_probability,
-    check_rates,
-    shown_ids,
+from metaeval._constraints import (
+    Constraint,
+    Interval,
+    OneOf,
+    Optional,
+    Sequence,
+    check_declared,
+    validate_params,
 )
+from metaeval._registry import Registry
+from metaeval._validation import ParamError, as_generator, check_int, shown_ids
 from metaeval.data import Qrels, RunSet
 from metaeval.engine import EvalTensor
 from metaeval.engine.tensor import UNJUDGED, UNPOOLED
@@ -54,6 +56,18 @@ from simulators.pooling import pool_mask
 DROPPED = ("unpooled", "unjudged")
 ROUNDING = ("trunc", "round")
 STRATA = ("relevance", "grade")
+
+
+def _percent(v):
+    # whole percentages stay ints, so that levels print as the user wrote them (70, not 70.0)
+    return int(v) if isinstance(v, Integral) or float(v).is_integer() else float(v)
+
+
+#: Percentages of judgments kept (a lone number is one level).
+RATES = Sequence(Interval(Real, 0, 100, closed="right"), scalar=(Real,), convert=_percent)
+#: Pool depths, numbers of teams: positive integers, none repeated.
+POSITIVE_INTS = Sequence(Interval(Integral, 1), scalar=(Integral,), convert=int)
+DEPTH = Optional(Interval(Integral, 1))
 
 
 # ------------------------------------------------------------------------------- results
@@ -125,7 +139,7 @@ class Judgments:
 
 
 # ------------------------------------------------------------------------------- base class
-_REGISTRY: dict[str, type[Degrader]] = {}
+_REGISTRY: Registry[type[Degrader]] = Registry("degrader")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,6 +151,11 @@ class Degrader:
     implement :meth:`levels` and :meth:`_trial`, which returns ``{level: keep_mask}`` (or
     ``{level: (keep_mask, grades)}``) for one trial over all levels; nesting across levels
     within a trial (stratified sampling) is therefore natural.
+
+    Parameters are checked once, when the degrader is made: first against the constraints
+    the class declares in ``_constraints`` (:mod:`metaeval._constraints`), then by its
+    :meth:`_validate`, for what a constraint cannot say (relations between parameters).
+    Either raises :class:`~metaeval._validation.ParamError` naming the parameter.
     """
 
     name: ClassVar[str] = ""
@@ -152,12 +171,26 @@ class Degrader:
     #: per-document noise): a resample of the topics then carries its topics' damage with it,
     #: and an interval over topic resamples already holds the variation between trials.
     per_topic: ClassVar[bool] = False
+    #: What each parameter may be, by field name (checked before :meth:`_validate`).
+    _constraints: ClassVar[dict[str, Constraint]] = {}
 
     def __post_init__(self):
-        self._validate()
+        try:
+            validate_params(self, self._active_constraints())
+            self._validate()
+        except ParamError as err:
+            if err.owner is None:  # the study file maps a level field to its `levels`
+                err.owner = type(self)
+            raise
+
+    def _active_constraints(self) -> dict[str, Constraint]:
+        """The constraints that apply to this instance (all declared ones, unless another
+        parameter makes one moot)."""
+        return self._constraints
 
     def _validate(self) -> None:
-        """Check parameter values; raise ValueError naming the parameter."""
+        """Check what the declared constraints cannot (relations between parameters); raise
+        :class:`~metaeval._validation.ParamError` naming the parameter."""
 
     def levels(self) -> list:
         raise NotImplementedError
@@ -260,30 +293,20 @@ def register_degrader(cls: type[Degrader] | None = None):
     """Class decorator: make a :class:`Degrader` subclass known by its ``name``."""
 
     def wrap(klass):
-        if not (inspect.isclass(klass) and issubclass(klass, Degrader)):
-            raise TypeError(f"register_degrader() takes a Degrader subclass, got {klass!r}")
-        if not klass.name or not klass.name.isidentifier():
-            raise ValueError(f"{klass.__name__}.name must be an identifier, got {klass.name!r}")
-        if "__dataclass_fields__" not in klass.__dict__:
-            raise TypeError(
-                f"{klass.__name__} must be decorated with @dataclass(frozen=True, kw_only=True)"
-            )
-        if klass.dropped not in DROPPED:
-            raise ValueError(f"{klass.__name__}.dropped must be one of {DROPPED}")
-        owner = _REGISTRY.get(klass.name)
-        if owner is not None and owner.__qualname__ != klass.__qualname__:
-            raise ValueError(
-                f"a degrader named {klass.name!r} is already registered ({owner.__qualname__})"
-            )
-        _REGISTRY[klass.name] = klass
-        return klass
+        return _REGISTRY.add_class(klass, Degrader, "name", "register_degrader", check=_check_class)
 
     return wrap if cls is None else wrap(cls)
 
 
+def _check_class(klass: type[Degrader]) -> None:
+    if klass.dropped not in DROPPED:
+        raise ValueError(f"{klass.__name__}.dropped must be one of {DROPPED}")
+    check_declared(klass, klass._constraints, dataclasses.fields(klass))
+
+
 def registered_degraders() -> dict[str, type[Degrader]]:
     """Every registered degrader class by name."""
-    return dict(sorted(_REGISTRY.items()))
+    return _REGISTRY.as_dict()
 
 
 def level_field(name: str) -> str:
@@ -299,25 +322,17 @@ def make_degrader(name: str, **params) -> Degrader:
         raise ValueError(f"unknown degrader {name!r}; registered: {sorted(_REGISTRY)}")
     cls = _REGISTRY[name]
     known = {f.name for f in dataclasses.fields(cls)}
-    unknown = set(params) - known
+    unknown = sorted(set(params) - known)
     if unknown:
-        raise ValueError(f"{name}: unknown parameter(s) {sorted(unknown)}; known: {sorted(known)}")
+        raise ParamError(
+            unknown[0],
+            f"is not a parameter of {name}; parameters: {', '.join(sorted(known))}",
+            message=f"{name}: unknown parameter(s) {unknown}; known: {sorted(known)}",
+        )
     return cls(**params)
 
 
 # ------------------------------------------------------------------------------- helpers
-def _check_pos_ints(values, name) -> tuple:
-    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
-        values = (values,)
-    values = tuple(values)
-    if not values:
-        raise ValueError(f"{name} must not be empty")
-    values = tuple(check_int(f"{name}[{i}]", v, min=1) for i, v in enumerate(values))
-    if len(set(values)) != len(values):
-        raise ValueError(f"{name} must not repeat a value, got {values!r}")
-    return values
-
-
 def _topic_blocks(qrels: Qrels):
     off = qrels.offsets
     return zip(off[:-1], off[1:])
@@ -367,14 +382,14 @@ class StratifiedSampling(Degrader):
     name: ClassVar[str] = "stratified"
     level_field: ClassVar[str] = "rates"
     per_topic: ClassVar[bool] = True
-
-    def _validate(self):
-        object.__setattr__(self, "rates", check_rates("rates", self.rates))
-        check_int("min_rel", self.min_rel, min=0)
-        check_int("min_nonrel", self.min_nonrel, min=0)
-        check_choice("rounding", self.rounding, ROUNDING)
-        check_int("rel", self.rel, min=1)
-        check_choice("strata", self.strata, STRATA)
+    _constraints: ClassVar[dict] = {
+        "rates": RATES,
+        "min_rel": Interval(Integral, 0),
+        "min_nonrel": Interval(Integral, 0),
+        "rounding": OneOf(*ROUNDING),
+        "rel": Interval(Integral, 1),
+        "strata": OneOf(*STRATA),
+    }
 
     def levels(self):
         return list(self.rates)
@@ -443,11 +458,11 @@ class UniformSampling(Degrader):
     level_field: ClassVar[str] = "rates"
     dropped: ClassVar[str] = "unjudged"
     per_topic: ClassVar[bool] = True
-
-    def _validate(self):
-        object.__setattr__(self, "rates", check_rates("rates", self.rates))
-        check_int("rel", self.rel, min=1)
-        check_int("max_redraws", self.max_redraws, min=1)
+    _constraints: ClassVar[dict] = {
+        "rates": RATES,
+        "rel": Interval(Integral, 1),
+        "max_redraws": Interval(Integral, 1),
+    }
 
     def levels(self):
         return list(self.rates)
@@ -507,11 +522,11 @@ class PoolDepth(Degrader):
     level_field: ClassVar[str] = "depths"
     needs_runs: ClassVar[bool] = True
     random: ClassVar[bool] = False
-
-    def _validate(self):
-        object.__setattr__(self, "depths", _check_pos_ints(self.depths, "depths"))
-        if self.runs is not None:
-            object.__setattr__(self, "runs", tuple(self.runs))
+    _constraints: ClassVar[dict] = {
+        "depths": POSITIVE_INTS,
+        # run names or positions (see pool_mask); an empty list pools nothing
+        "runs": Optional(Sequence(non_empty=False, unique=False)),
+    }
 
     def levels(self):
         return list(self.depths)
@@ -524,10 +539,10 @@ class PoolDepth(Degrader):
 def _check_groups(groups, tensor: EvalTensor) -> dict[str, list[int]]:
     """Team -> run positions; every run of the tensor must have a team."""
     if not isinstance(groups, Mapping) or not groups:
-        raise ValueError("groups must be a non-empty mapping run name -> team name")
+        raise ParamError("groups", "must be a non-empty mapping run name -> team name")
     missing = [r for r in tensor.runs if r not in groups]
     if missing:
-        raise ValueError(f"groups has no team for run(s) {shown_ids(missing)}")
+        raise ParamError("groups", f"has no team for run(s) {shown_ids(missing)}")
     teams: dict[str, list[int]] = {}
     for i, r in enumerate(tensor.runs):
         teams.setdefault(str(groups[r]), []).append(i)
@@ -543,7 +558,7 @@ def _groups_tuple(groups):
     try:
         return tuple((str(k), str(v)) for k, v in groups)
     except (TypeError, ValueError):
-        raise ValueError(f"groups must map run names to team names, got {groups!r}") from None
+        raise ParamError("groups", f"must map run names to team names, got {groups!r}") from None
 
 
 def _teams_of(groups, tensor: EvalTensor) -> dict[str, list[int]]:
@@ -578,27 +593,27 @@ class LeaveOneGroupOut(Degrader):
     level_field: ClassVar[str] = "teams"
     needs_runs: ClassVar[bool] = True
     random: ClassVar[bool] = False
+    _constraints: ClassVar[dict] = {
+        # team names: whatever they are, they are compared as strings
+        "teams": Optional(Sequence(scalar=(str,), unique=False, convert=str)),
+        "depth": DEPTH,
+    }
 
     def _validate(self):
+        # groups (a mapping or pairs) is normalised here: no constraint says "a mapping"
         object.__setattr__(self, "groups", _groups_tuple(self.groups))
-        if self.teams is not None:
-            teams = (self.teams,) if isinstance(self.teams, str) else tuple(map(str, self.teams))
-            if not teams:
-                raise ValueError("teams must not be empty")
-            if self.groups is not None:
-                unknown = sorted(set(teams) - {v for _, v in self.groups})
-                if unknown:
-                    raise ValueError(f"teams {unknown} are not teams of groups")
-            object.__setattr__(self, "teams", teams)
-        check_optional_int("depth", self.depth, min=1)
+        if self.teams is not None and self.groups is not None:
+            unknown = sorted(set(self.teams) - {v for _, v in self.groups})
+            if unknown:
+                raise ParamError("teams", f"must be teams of groups; not teams: {unknown}")
 
     def levels(self):
         if self.teams is not None:
             return list(self.teams)
         if self.groups is None:
-            raise ValueError(
-                "the teams of leave_one_group_out come from the runs; list them "
-                "(teams=[...]) or give groups"
+            raise ParamError(
+                "teams",
+                "are not known before the runs are: list them (teams=[...]) or give groups",
             )
         return sorted(set(v for _, v in self.groups))
 
@@ -617,8 +632,10 @@ class LeaveOneGroupOut(Degrader):
         wanted = list(self.teams) if self.teams is not None else sorted(teams)
         unknown = [t for t in wanted if t not in teams]
         if unknown:
-            raise ValueError(
-                f"{self.name}: no run belongs to team(s) {unknown}; teams: {sorted(teams)}"
+            raise ParamError(
+                "teams",
+                f"names team(s) {unknown} to which no run belongs; teams: {sorted(teams)}",
+                owner=type(self),
             )
         return {team: ~(per_team[team] & (count == 1)) for team in wanted}
 
@@ -641,15 +658,20 @@ class FewerTeams(Degrader):
     name: ClassVar[str] = "fewer_teams"
     level_field: ClassVar[str] = "k"
     needs_runs: ClassVar[bool] = True
+    _constraints: ClassVar[dict] = {"k": POSITIVE_INTS, "depth": DEPTH}
 
     def _validate(self):
-        object.__setattr__(self, "k", _check_pos_ints(self.k, "k"))
         object.__setattr__(self, "groups", _groups_tuple(self.groups))
         if self.groups is not None:
-            n_teams = len(set(v for _, v in self.groups))
-            if max(self.k) > n_teams:
-                raise ValueError(f"k must be at most the number of teams ({n_teams}), got {self.k}")
-        check_optional_int("depth", self.depth, min=1)
+            self._check_k(len(set(v for _, v in self.groups)))
+
+    def _check_k(self, n_teams: int) -> None:
+        if max(self.k) > n_teams:
+            raise ParamError(
+                "k",
+                f"must be at most the number of teams ({n_teams}), got {self.k}",
+                owner=type(self),
+            )
 
     def levels(self):
         return list(self.k)
@@ -658,8 +680,7 @@ class FewerTeams(Degrader):
         tensor = _require_tensor(tensor, self.name)
         teams = _teams_of(self.groups, tensor)
         names = sorted(teams)
-        if max(self.k) > len(names):
-            raise ValueError(f"k must be at most the number of teams ({len(names)}), got {self.k}")
+        self._check_k(len(names))
         out = {}
         for k in self.k:
             chosen = rng.choice(len(names), k, replace=False)
@@ -687,28 +708,32 @@ class AssessorNoise(Degrader):
     name: ClassVar[str] = "assessor_noise"
     level_field: ClassVar[str] = "rates"
     per_topic: ClassVar[bool] = True
+    _constraints: ClassVar[dict] = {
+        # probabilities of a grade change, as floats (0 -> 0.0) as they always were
+        "rates": Sequence(Interval(Real, 0, 1), scalar=(Real,), convert=float),
+    }
+
+    def _active_constraints(self):
+        # with a confusion matrix, the matrix is the only level: rates is not used
+        return {} if self.confusion is not None else self._constraints
 
     def _validate(self):
-        if self.confusion is not None:
-            m = np.asarray(self.confusion, dtype=float)
-            if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 2:
-                raise ValueError(
-                    f"confusion must be a square matrix over grades 0..G, got shape {m.shape}"
-                )
-            if (m < 0).any() or not np.allclose(m.sum(axis=1), 1.0):
-                raise ValueError(
-                    "confusion must be row-stochastic (non-negative rows summing to 1)"
-                )
-            object.__setattr__(self, "confusion", tuple(map(tuple, m.tolist())))
-            object.__setattr__(self, "rates", ("confusion",))
+        if self.confusion is None:
             return
-        rates = self.rates
-        if isinstance(rates, (int, float)):
-            rates = (rates,)
-        rates = tuple(check_probability(f"rates[{i}]", r) for i, r in enumerate(rates))
-        if not rates:
-            raise ValueError("rates must not be empty")
-        object.__setattr__(self, "rates", rates)
+        try:
+            m = np.asarray(self.confusion, dtype=float)
+        except (TypeError, ValueError):
+            raise ParamError(
+                "confusion", f"must be a square matrix of numbers, got {self.confusion!r}"
+            ) from None
+        if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 2:
+            raise ParamError(
+                "confusion", f"must be a square matrix over grades 0..G, got shape {m.shape}"
+            )
+        if (m < 0).any() or not np.allclose(m.sum(axis=1), 1.0):
+            raise ParamError("confusion", "must be row-stochastic (non-negative rows summing to 1)")
+        object.__setattr__(self, "confusion", tuple(map(tuple, m.tolist())))
+        object.__setattr__(self, "rates", ("confusion",))
 
     def levels(self):
         return list(self.rates)
@@ -727,9 +752,10 @@ class AssessorNoise(Degrader):
         if self.confusion is not None:
             m = np.asarray(self.confusion)
             if m.shape[0] < n_grades:
-                raise ValueError(
-                    f"confusion covers grades 0..{m.shape[0] - 1} but the qrels "
-                    f"have grade {n_grades - 1}"
+                raise ParamError(
+                    "confusion",
+                    f"covers grades 0..{m.shape[0] - 1} but the qrels have grade {n_grades - 1}",
+                    owner=type(self),
                 )
             return m
         return self.adjacent(n_grades, level)

@@ -65,11 +65,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field, fields
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import pyarrow as pa
 
-from metaeval._validation import as_generator, check_int
+from metaeval._constraints import Interval, Optional, Sequence, validate_params
+from metaeval._validation import ParamError, as_generator, check_int
 from metaeval.data import Qrels, Run, RunSet
 from metaeval.engine import EvalTensor
 
@@ -165,75 +168,85 @@ class WorldParams:
     first_stage_share: float = 0.5
     system_quantiles: tuple[float, ...] | None = None
 
-    def __post_init__(self):
-        def bad(name, why):
-            raise ValueError(f"{name} must be {why}, got {getattr(self, name)!r}")
+    #: What each parameter may be (:mod:`metaeval._constraints`), checked first; the
+    #: relations between parameters are checked after, in :meth:`__post_init__`.
+    _constraints: ClassVar[dict] = {
+        **dict.fromkeys(
+            ("n_candidates", "rel_min", "depth", "shallow_depth", "pool_depth"),
+            Interval(Integral, 1),
+        ),
+        "rel_median": Interval(Real, 0, None, closed="neither"),
+        "rel_fixed": Optional(Interval(Integral, 1)),
+        **dict.fromkeys(
+            (
+                "rel_sigma",
+                "system_sd",
+                "topic_sd",
+                "interaction_sd",
+                "tie_resolution",
+                "doc_strength_sd",
+            ),
+            Interval(Real, 0),
+        ),
+        # inf: every topic has the grade proportions grade_probs
+        "grade_concentration": Interval(Real, 0, math.inf, closed="right"),
+        "effect_mean": Interval(Real),
+        "grade_probs": Sequence(Interval(Real, 0), unique=False),
+        "system_quantiles": Optional(
+            Sequence(Interval(Real), unique=False, min_len=2, order="non-decreasing")
+        ),
+        "grade_quality": Optional(Sequence(Interval(Real), unique=False)),
+        **dict.fromkeys(("pool_extra", "first_stages", "min_top_grade"), Interval(Integral, 0)),
+        "team_size": Interval(Real, 1),
+        **dict.fromkeys(
+            (
+                "team_effect_share",
+                "doc_share",
+                "team_share",
+                "shallow_fraction",
+                "tie_fraction",
+                "first_stage_share",
+            ),
+            Interval(Real, 0, 1),
+        ),
+    }
 
-        for name in ("n_candidates", "rel_min", "depth", "shallow_depth", "pool_depth"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                bad(name, "a positive integer")
+    def __post_init__(self):
+        validate_params(self, self._constraints)  # lists and arrays become tuples
+        # What no constraint of one parameter can say: relations between parameters.
         if self.depth > self.n_candidates:
-            bad("depth", f"at most n_candidates ({self.n_candidates})")
-        if self.rel_fixed is not None and (
-            not isinstance(self.rel_fixed, (int, np.integer))
-            or not 1 <= self.rel_fixed <= self.n_candidates
-        ):
-            bad("rel_fixed", "None or an integer in [1, n_candidates]")
-        if not (self.rel_median > 0 and math.isfinite(self.rel_median)):
-            bad("rel_median", "positive")
-        for name in (
-            "rel_sigma",
-            "system_sd",
-            "topic_sd",
-            "interaction_sd",
-            "tie_resolution",
-            "grade_concentration",
-            "doc_strength_sd",
-        ):
-            v = getattr(self, name)
-            if not (v >= 0) or (name != "grade_concentration" and not math.isfinite(v)):
-                bad(name, "a non-negative number")
-        if self.grade_concentration == 0:
-            bad("grade_concentration", "positive (inf for fixed proportions)")
-        if not math.isfinite(self.effect_mean):
-            bad("effect_mean", "finite")
+            raise ParamError(
+                "depth", f"must be at most n_candidates ({self.n_candidates}), got {self.depth}"
+            )
+        if self.rel_fixed is not None and self.rel_fixed > self.n_candidates:
+            raise ParamError(
+                "rel_fixed",
+                f"must be at most n_candidates ({self.n_candidates}), got {self.rel_fixed}",
+            )
         probs = np.asarray(self.grade_probs, dtype=float)
-        if probs.ndim != 1 or len(probs) < 1 or (probs < 0).any() or probs.sum() <= 0:
-            bad("grade_probs", "a non-empty sequence of non-negative weights")
+        if not probs.sum() > 0:
+            raise ParamError(
+                "grade_probs", f"must have a positive weight, got {list(self.grade_probs)}"
+            )
         object.__setattr__(self, "grade_probs", tuple(float(p) for p in probs / probs.sum()))
         if self.system_quantiles is not None:
-            sq = np.asarray(self.system_quantiles, dtype=float)
-            if (
-                sq.ndim != 1
-                or len(sq) < 2
-                or not np.all(np.isfinite(sq))
-                or np.any(np.diff(sq) < 0)
-            ):
-                bad("system_quantiles", "None or at least two finite non-decreasing values")
-            object.__setattr__(self, "system_quantiles", tuple(float(v) for v in sq))
+            object.__setattr__(
+                self, "system_quantiles", tuple(float(v) for v in self.system_quantiles)
+            )
         if self.grade_quality is not None:
-            if len(self.grade_quality) != len(probs) + 1:
-                bad("grade_quality", f"a sequence of {len(probs) + 1} values (grades 0..G)")
+            if len(self.grade_quality) != len(self.grade_probs) + 1:
+                raise ParamError(
+                    "grade_quality",
+                    f"must be a sequence of {len(self.grade_probs) + 1} values (grades 0..G), "
+                    f"got {list(self.grade_quality)}",
+                )
             object.__setattr__(self, "grade_quality", tuple(float(q) for q in self.grade_quality))
-        check_int("pool_extra", self.pool_extra, min=0)
-        check_int("first_stages", self.first_stages, min=0)
-        if not self.min_top_grade >= 0:
-            bad("min_top_grade", "a non-negative integer")
-        if not self.team_size >= 1:
-            bad("team_size", ">= 1")
-        for name in (
-            "team_effect_share",
-            "doc_share",
-            "team_share",
-            "shallow_fraction",
-            "tie_fraction",
-            "first_stage_share",
-        ):
-            if not 0 <= getattr(self, name) <= 1:
-                bad(name, "in [0, 1]")
         if self.doc_share + self.team_share >= 1:
-            bad("team_share", f"such that doc_share + team_share < 1 (doc_share={self.doc_share})")
+            raise ParamError(
+                "team_share",
+                f"must be such that doc_share + team_share < 1 (doc_share={self.doc_share}), "
+                f"got {self.team_share!r}",
+            )
 
     @property
     def n_grades(self) -> int:
@@ -259,17 +272,24 @@ class WorldParams:
     @classmethod
     def from_dict(cls, values: dict) -> WorldParams:
         known = {f.name for f in fields(cls)}
-        unknown = set(values) - known
-        if unknown:
-            raise ValueError(
-                f"unknown world parameter(s) {sorted(unknown)}; known: {sorted(known)}"
-            )
+        _refuse_unknown(values, known)
         clean = {}
         for k, v in values.items():
             if v == "inf":
                 v = math.inf
             clean[k] = tuple(v) if isinstance(v, list) else v
         return cls(**clean)
+
+
+def _refuse_unknown(values, known: set) -> None:
+    """A ParamError naming the first of ``values`` that is not a world parameter."""
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ParamError(
+            unknown[0],
+            f"is not a world parameter; known: {', '.join(sorted(known))}",
+            message=f"unknown world parameter(s) {unknown}; known: {sorted(known)}",
+        )
 
 
 # ------------------------------------------------------------------------------- presets
@@ -511,11 +531,7 @@ def make_world(
         raise TypeError(f"preset must be a preset name or WorldParams, got {type(preset).__name__}")
     if overrides:
         names = {f.name for f in fields(WorldParams)}
-        unknown = set(overrides) - names
-        if unknown:
-            raise ValueError(
-                f"unknown world parameter(s) {sorted(unknown)}; known: {sorted(names)}"
-            )
+        _refuse_unknown(overrides, names)
         params = dataclasses.replace(params, **overrides)
     check_int("n_topics", n_topics, min=1)
     check_int("n_systems", n_systems, min=1)

@@ -104,9 +104,6 @@ def registry():
     """Measures registered inside a test (by a plugin file, say) are forgotten after it."""
     from metaeval.measures import base
 
-    saved = dict(base._REGISTRY), dict(base._ALIASES)
+    saved = base._REGISTRY.snapshot()
     yield
-    base._REGISTRY.clear()
-    base._REGISTRY.update(saved[0])
-    base._ALIASES.clear()
-    base._ALIASES.update(saved[1])
+    base._REGISTRY.restore(saved)

@@ -65,6 +65,17 @@ def evaluate(
     depth: Annotated[
         int | None, typer.Option(min=1, help="Evaluate only the top DEPTH documents.")
     ] = None,
+    level: Annotated[
+        int | None,
+        typer.Option(
+            "--level",
+            "-l",
+            min=1,
+            help="Relevance level of the binary measures (AP, P@k, RR...): a grade >= LEVEL "
+            "is relevant, as trec_eval -l (TREC DL: 2). Default 1; a level written in a "
+            "measure's name, P(rel=3)@10, is kept.",
+        ),
+    ] = None,
     ties: Annotated[
         Ties,
         typer.Option(help="Equal scores: trec_eval (docno descending) or input (file order)."),
@@ -104,15 +115,56 @@ def evaluate(
     # read once, evaluated once or twice (per topic, and the aggregate of the 'all' rows)
     check_distinct_inputs(qrels, runs)
     judged, runset = as_qrels(str(qrels)), as_runset([str(p) for p in runs], ties=ties.value)
-    frame = run_evaluate(runset, judged, measure, per_topic=False, agg=aggregate, **kw)
+    measures, note = _at_level(measure, level, judged.max_grade)
+    frame = run_evaluate(runset, judged, measures, per_topic=False, agg=aggregate, **kw)
     if per_topic:
-        by_topic = run_evaluate(runset, judged, measure, per_topic=True, **kw)
+        by_topic = run_evaluate(runset, judged, measures, per_topic=True, **kw)
         frame = pd.concat([by_topic, frame.assign(topic="all")], ignore_index=True)
         frame = frame[["run", "topic", "measure", "value"]]
+    if level is not None:  # named as given: -l changes the level, as in trec_eval's output
+        shown = {str(m): name for m, name in zip(measures, measure) if not isinstance(m, str)}
+        frame["measure"] = frame["measure"].replace(shown)
     if fmt is EvalFormat.trec_eval:
         _print_trec_eval(frame)
-        return
-    print_frame(frame, Format(fmt.value), pivot=["run", "topic"] if per_topic else ["run"])
+    else:
+        print_frame(frame, Format(fmt.value), pivot=["run", "topic"] if per_topic else ["run"])
+    if note:  # after the scores: an error, if any, is then the only line
+        typer.echo(note, err=True)
+
+
+def _at_level(names: list[str], level: int | None, max_grade: int) -> tuple[list, str]:
+    """The measures with binary relevance at ``level`` (those whose name states no level),
+    and a note for stderr.
+
+    Without ``level`` on qrels graded beyond 0-1, the note says that grade 1 counts as
+    relevant: trec_eval's default, not every track's convention (TREC DL counts 2 and
+    above), and the cause of scores far from a track's official ones.
+    """
+    import dataclasses
+
+    from metaeval.measures import parse_measure
+
+    parsed = []
+    for name in names:
+        try:
+            m = parse_measure(name)
+        except (ValueError, TypeError):  # evaluate names it, as for any measure
+            m = None
+        parsed.append((name, m, getattr(m, "rel", None) == 1 and "rel=" not in name))
+    unstated = [name for name, _, at_default in parsed if at_default]
+    if level is not None:
+        return [
+            dataclasses.replace(m, rel=level) if at_default else name
+            for name, m, at_default in parsed
+        ], ""
+    if not unstated or max_grade < 2:
+        return names, ""
+    return names, (
+        f"note: the qrels grade up to {max_grade}; {', '.join(unstated)} "
+        f"count{'s' if len(unstated) == 1 else ''} every grade >= 1 as relevant "
+        "(trec_eval's default). If the collection counts fewer grades (TREC DL: 2 "
+        "and above), give -l 2."
+    )
 
 
 def _print_trec_eval(frame) -> None:

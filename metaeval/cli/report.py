@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from metaeval.cli._common import fail, prefixed, writable
+from metaeval.cli.study import WorldOption, WorldsFileOption
 
 
 def report(
@@ -30,17 +31,39 @@ def report(
     unknown = [f for f in formats if f not in ("md", "html")]
     if unknown or not formats:
         fail(f"--format {fmt!r}: give md, html or md,html")
-    _, units = read_study_folder(directory)
+    manifest, units = read_study_folder(directory)
     if units.empty:
         fail(f"{directory} holds no saved results yet: run the study (metaeval study run)")
     if out is not None:
         writable(out, "--out", folder=True)
+    _load_study_plugins(directory, manifest)
     try:
         written = write_report(directory, formats=formats, out=out)
     except (ValueError, OSError) as err:
         fail(in_folder(directory, err))
     for kind, path in written.items():
         typer.echo(f"{kind}: {path}")
+
+
+def _load_study_plugins(directory: Path, manifest: dict) -> None:
+    """Import the study's plugin files, so that a plugin criterion's own report section draws
+    its results (without them, they are shown as a plain table, and a warning says why)."""
+    from metaeval._warnings import warn
+    from metaeval.measures import load_plugin
+    from metaeval.study.spec import tomllib
+
+    try:
+        study = tomllib.loads((directory / "study.toml").read_text()).get("study", {})
+    except (OSError, ValueError):
+        return
+    spec_path = manifest.get("spec_path")
+    base = Path(spec_path).parent if spec_path else directory
+    for name in study.get("plugins", []) if isinstance(study.get("plugins"), list) else []:
+        path = base / str(name)
+        try:
+            load_plugin(path)
+        except Exception as err:  # the report is still drawn, with plain tables
+            warn(f"plugin file {path}: not loaded ({err}); its criteria are shown as tables")
 
 
 def audit(
@@ -71,6 +94,8 @@ def audit(
             "say) and run afresh; other files there are kept.",
         ),
     ] = False,
+    world: WorldOption = None,
+    worlds_file: WorldsFileOption = None,
 ) -> None:
     """Run a study (resuming), write its report, and print a verdict for every claim.
 
@@ -78,12 +103,16 @@ def audit(
     an error), non-zero on errors, and 1 with --strict when a claim does not hold.
     """
     from metaeval.cli._common import one_line
-    from metaeval.cli.study import run_checked
+    from metaeval.cli.study import load_study, run_checked
     from metaeval.report import build, write_report
-    from metaeval.study import load_spec
 
     summary = run_checked(
-        load_spec(spec_path), out, jobs=jobs, scheduler=scheduler, quiet=quiet, replace=replace
+        load_study(spec_path, world, worlds_file, quiet),
+        out,
+        jobs=jobs,
+        scheduler=scheduler,
+        quiet=quiet,
+        replace=replace,
     )
     built = build(summary.out)
     written = write_report(summary.out, built=built)

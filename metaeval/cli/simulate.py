@@ -4,7 +4,6 @@ collection) and ``metaeval degrade`` (damaged judgments)."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Annotated
 
@@ -80,10 +79,14 @@ def simulate(
     except MemoryError as err:
         fail(f"--topics {topics} x --systems {systems}: not enough memory ({err}); use fewer")
     except (ValueError, TypeError) as err:
-        text = str(err)
-        named = [n for n in overrides if text.startswith(n) or f"['{n}']" in text]
-        if named:
-            fail(f"--param {given[named[0]]}: {text}")
+        from metaeval._validation import ParamError
+
+        if isinstance(err, ParamError) and err.param in overrides:
+            fail(f"--param {given[err.param]}: {err}")
+        if isinstance(err, ParamError) and err.param in PRESETS[preset].to_dict():
+            # a parameter left at the preset's value, at odds with one given (doc_share +
+            # team_share >= 1): name every --param, the error names the other parameter
+            fail(f"--param {', '.join(given.values())}: {err}")
         raise
     write_qrels(world.truth, out / "truth.qrels")
     write_qrels(world.qrels, out / "qrels.txt")
@@ -259,13 +262,15 @@ def degrade(
         rng = resolve_seed(seed) if degrader.random else None
         results = degrader.trial(judgments, rng=rng, runs=runset)
     except ValueError as err:
-        name = re.match(r"\w+", str(err))
-        option = _PARAM_OPTIONS.get(name.group(0) if name else "")
+        from metaeval._validation import ParamError
+
+        option = _PARAM_OPTIONS.get(err.param) if isinstance(err, ParamError) else None
         if option is not None and given[option] is not None:
             subject = {"stratified": "sampling rates", "uniform": "sampling rates"}.get(
                 method, "noise rates" if option == "--rate" else ""
             )
-            option_error(option, given[option], err, subject)
+            # the problem alone: the option and its value stand for the parameter's name
+            option_error(option, given[option], err.problem, subject)
         raise
     if level is not None:
         chosen = [j for j in results if j.level == level]
@@ -332,14 +337,13 @@ def calibrate(
     """
     from metaeval.data import read_qrels, read_runs
     from metaeval.evaluation import check_distinct_inputs
-    from metaeval.study.tasks import fold_grades
     from simulators.calibrate import calibrate as fit
     from simulators.realism import check_calibration
 
     check_distinct_inputs(qrels, runs)
     judged, runset = read_qrels(qrels), read_runs(runs)
     if top_grades is not None:
-        judged = fold_grades(judged, top_grades)
+        judged = judged.fold_grades(top_grades)
     writable(out, "--out", folder=True)
     seed = resolve_seed(seed)
     size = f"{len(runset)} runs x {len(judged.topics)} topics"

@@ -31,6 +31,44 @@ ReplaceOption = Annotated[
         "and run afresh; other files there, such as a report, are kept.",
     ),
 ]
+WorldOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--world",
+        metavar="ID=QRELS,RUNS",
+        help="ID=QRELS,RUNS[,key=value...]: run the study with world ID's data replaced, "
+        "its criteria and claims unchanged (keys: as=NEW_ID to rename it in the results and "
+        "the report, topics, run_names, rel, top_grades, depth, runs for more run files). "
+        "Repeatable.",
+    ),
+]
+WorldsFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--worlds",
+        metavar="FILE",
+        help="A TOML file of [[worlds]] tables, each with replaces = ID and the world that "
+        "takes its place (paths relative to the file).",
+        exists=True,
+        dir_okay=False,
+    ),
+]
+
+
+def load_study(spec_path: Path, world: list[str] | None, worlds_file: Path | None, quiet=False):
+    """The study file, with the worlds ``--world`` and ``--worlds`` replace (each replaced
+    world is named on stderr with what it kept from the file, unless ``quiet``)."""
+    from metaeval.study import load_spec
+    from metaeval.study.spec.retarget import parse_world_option, read_worlds_file
+
+    changes = [parse_world_option(w) for w in world or []]
+    if worlds_file is not None:
+        changes += read_worlds_file(worlds_file)
+    spec = load_spec(spec_path, changes=changes)
+    if not quiet:
+        for note in spec.world_notes:
+            typer.echo(note, err=True)
+    return spec
 
 
 def run_checked(spec, out: Path | None, **kwargs):
@@ -78,7 +116,7 @@ def read_study_folder(directory: Path) -> tuple[dict, pd.DataFrame]:
 def in_folder(directory: Path, err: BaseException) -> str:
     """An error about a file of a study's output folder, naming the folder: a StoreError names
     its file already, anything else (a corrupt parquet file) may not."""
-    from metaeval.study.store import StoreError
+    from metaeval.study.saved import StoreError
 
     return str(err) if isinstance(err, StoreError) else f"{directory}: {err}"
 
@@ -117,13 +155,15 @@ def plan(
     jobs: Annotated[
         int, typer.Option("--jobs", "-j", min=1, help="Workers to estimate the wall time for.")
     ] = 1,
+    world: WorldOption = None,
+    worlds_file: WorldsFileOption = None,
 ) -> None:
     """What a study will compute: units and tasks per criterion, what is already saved, and
     an estimate of the time it will take."""
-    from metaeval.study import Store, default_out, load_spec, make_plan
-    from metaeval.study.store import StoreError
+    from metaeval.study import Store, default_out, make_plan
+    from metaeval.study.saved import StoreError
 
-    spec = load_spec(spec_path)
+    spec = load_study(spec_path, world, worlds_file)
     out = out or default_out(spec)
     store = Store(out)
     try:
@@ -157,18 +197,29 @@ def plan(
             f"estimated time left: {measured:.0f} s of worker time, about "
             f"{measured / jobs:.0f} s with {jobs} worker(s) (the speed of earlier runs here)"
         )
-    elif estimate:
-        from metaeval.study.estimate import estimate_cost
+        return
+    from metaeval.study.estimate import estimate_cost, save_estimate, saved_estimate
 
+    reused = saved_estimate(store, spec, the_plan)
+    if reused is not None:
+        cost, when = reused
+        how = f"timed by an earlier plan, {when}"
+    elif estimate:
         try:
             cost = estimate_cost(spec, the_plan)
         except MemoryError as err:
             fail(_out_of_memory(spec, err))
-        typer.echo(
-            f"estimated time: {cost.seconds:.0f} s of worker time, about "
-            f"{cost.wall_seconds(jobs):.0f} s with {jobs} worker(s) (timed one unit of each "
-            f"criterion on each world in {cost.probe_seconds:.1f} s; a rough guide)"
+        save_estimate(store, spec, cost)
+        how = (
+            f"timed one unit of each criterion on each world in {cost.probe_seconds:.1f} s, "
+            f"saved in {store.estimate_path.name}"
         )
+    else:
+        return
+    typer.echo(
+        f"estimated time: {cost.seconds:.0f} s of worker time, about "
+        f"{cost.wall_seconds(jobs):.0f} s with {jobs} worker(s) ({how}; a rough guide)"
+    )
 
 
 def folder_lines(saved, planned: set[str]) -> list[str]:
@@ -210,14 +261,14 @@ def run(
         bool, typer.Option(help="Add to results made by another metaeval version.")
     ] = False,
     replace: ReplaceOption = False,
+    world: WorldOption = None,
+    worlds_file: WorldsFileOption = None,
 ) -> None:
     """Run a study, or resume it: units already saved in the output folder are not
     recomputed (a saved file found missing or damaged is recomputed, and named). Ctrl-C
     stops it; every finished task is kept."""
-    from metaeval.study import load_spec
-
     summary = run_checked(
-        load_spec(spec_path),
+        load_study(spec_path, world, worlds_file, quiet),
         out,
         jobs=jobs,
         scheduler=scheduler,
@@ -253,7 +304,7 @@ def status(
     """How far a study is, from its output folder alone: what is done is what the report
     reads, and a saved file that is missing or damaged is named."""
     from metaeval.study import Store
-    from metaeval.study.store import StoreError, read_table
+    from metaeval.study.saved import StoreError, read_table
 
     store = Store(out)
     if not store.exists():

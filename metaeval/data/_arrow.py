@@ -10,7 +10,8 @@ import pyarrow.compute as pc
 def as_string_array(values) -> pa.Array:
     """Topic and document ids as one Arrow string array (ids are always text)."""
     if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
+        # One chunk (a parsed file's column) is taken as it is: combining would copy it.
+        values = values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
     if isinstance(values, pa.Array):
         return values if values.type == pa.string() else values.cast(pa.string())
     arr = np.asarray(values)

@@ -34,6 +34,8 @@ from metaeval.data.errors import TrecFormatError
 PathLike = str | os.PathLike
 
 _COMMENT = re.compile(rb"(?m)^[ \t]*#")
+#: What bytes.strip() does not strip (ASCII whitespace is " \t\n\r\v\f").
+_NON_SPACE = re.compile(rb"[^ \t\n\r\v\f]")
 #: Spaces that look like a separator but are not one (trec_eval splits on ASCII whitespace).
 _UNICODE_SPACE = re.compile("[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000\ufeff]")
 EXTRA_FIELDS = ("error", "ignore")
@@ -47,10 +49,21 @@ _LAYOUT = {
 _BOM = b"\xef\xbb\xbf"
 
 
+try:
+    # ISA-L's inflate (the isal package) gives the same bytes about 3x faster than zlib: a
+    # third of the time spent reading a gzip run file (DL 2020: 0.21 s instead of 0.66 s
+    # for the 59 runs' 150 MB). zlib when it is not installed.
+    from isal import isal_zlib as _inflate
+    from isal.isal_zlib import error as _InflateError
+except ImportError:  # pragma: no cover - depends on the environment
+    _inflate, _InflateError = zlib, zlib.error
+
+
 def _gunzip(raw: bytes) -> bytes:
-    """Gzip data decompressed by zlib in one call (the CRC is checked as it inflates); a file
-    of several gzip members, which zlib stops after the first of, goes through :mod:`gzip`."""
-    inflater = zlib.decompressobj(wbits=31)
+    """Gzip data decompressed in one call (the CRC is checked as it inflates); a file of
+    several gzip members, which one inflater stops after the first of, goes through
+    :mod:`gzip`."""
+    inflater = _inflate.decompressobj(wbits=31)
     data = inflater.decompress(raw)
     if not inflater.eof or inflater.unused_data:
         return gzip.decompress(raw)
@@ -97,7 +110,14 @@ def read_bytes(path: PathLike) -> bytes:
         if raw.startswith(magic):
             try:
                 raw = decompress(raw)
-            except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as err:
+            except (
+                OSError,
+                EOFError,
+                ValueError,
+                lzma.LZMAError,
+                zlib.error,
+                _InflateError,
+            ) as err:
                 raise TrecFormatError(path, None, f"corrupt {kind} data ({err})") from None
             inner = next((k for m, k, _ in _COMPRESSED if raw.startswith(m)), None)
             if inner is not None:
@@ -124,7 +144,12 @@ def read_bytes(path: PathLike) -> bytes:
 
 def _sniff_delimiter(data: bytes, n_fields: int) -> bytes | None:
     """The single delimiter of the first line, if splitting on it gives exactly n_fields."""
-    first = data.lstrip().split(b"\n", 1)[0].rstrip(b"\r")
+    # The first line after any leading whitespace, found without copying the file's text
+    # (lstrip and split would copy it twice).
+    start = _NON_SPACE.search(data)
+    start = start.start() if start else len(data)
+    end = data.find(b"\n", start)
+    first = data[start : end if end >= 0 else len(data)].rstrip(b"\r")
     for delim in (b"\t", b" "):
         parts = first.split(delim)
         if len(parts) == n_fields and all(p and p.strip() == p for p in parts):
@@ -251,7 +276,7 @@ def parse_table(
         raise ValueError(f"extra_fields must be one of {EXTRA_FIELDS}, got {extra_fields!r}")
     path = Path(path)
     data = read_bytes(path)
-    if not data.strip():
+    if _NON_SPACE.search(data) is None:  # blank (strip() would copy the whole text)
         raise TrecFormatError(path, None, f"empty file: no {kind} lines")
     names = _LAYOUT[kind][0]
     table = _fast_table(data, names, kind)

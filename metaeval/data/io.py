@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
@@ -52,6 +53,11 @@ def read_run(
     fields as trec_eval does.
     """
     _check_ties(ties)
+    return _make_run(_parse_run(path, name, extra_fields), ties)
+
+
+def _parse_run(path: PathLike, name: str | None, extra_fields: str):
+    """The parsed columns of a run file, its name and the line of each row."""
     table, line_of = parse_table(path, kind="run", extra_fields=extra_fields)
     tags = table["tag"]
     first = tags[0].as_py()
@@ -65,6 +71,11 @@ def read_run(
                 f"{first!r}"
             )
         name = first
+    return path, name, table, line_of
+
+
+def _make_run(parsed, ties: str, interned=None) -> Run:
+    path, name, table, line_of = parsed
     return Run(
         name,
         table["topic"],
@@ -73,7 +84,79 @@ def read_run(
         ties=ties,
         source=Path(path),
         _line_of=line_of,
+        _interned=interned,
     )
+
+
+def _workers(n_tasks: int) -> int:
+    """Threads for ``n_tasks`` independent file tasks: no more than the CPUs this process may
+    use (its affinity, not the machine's count: a process held to one CPU gains nothing from
+    threads, and their switching costs)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(4, n_tasks, cpus or 1))
+
+
+def _map(function, items: list, workers: int) -> list:
+    if workers == 1:
+        return [function(item) for item in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(function, items))
+
+
+#: Bits that keep the first n bytes of a little-endian word, by n.
+_BYTE_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)], dtype=np.uint64)
+
+
+def _packed_ids(column: pa.ChunkedArray) -> np.ndarray | None:
+    """Each id of at most 7 bytes as one integer (its bytes, and its length in the top byte),
+    equal exactly when the ids are; None when some id is longer."""
+    parts = []
+    for chunk in column.chunks:
+        offsets = np.frombuffer(
+            chunk.buffers()[1], dtype=np.int32, count=len(chunk) + 1, offset=4 * chunk.offset
+        )
+        lengths = np.diff(offsets)
+        if len(lengths) and lengths.max() > 7:
+            return None
+        data = np.frombuffer(chunk.buffers()[2] or b"", dtype=np.uint8)[: offsets[-1]]
+        # Eight bytes from the start of every id, read as a word (zeros past the data's end),
+        # keep the id's own bytes.
+        padded = np.concatenate([data, np.zeros(8, dtype=np.uint8)])
+        windows = np.lib.stride_tricks.as_strided(padded, (len(padded) - 7, 8), (1, 1))
+        words = windows[offsets[:-1]].view("<u8").ravel()
+        parts.append((words & _BYTE_MASKS[lengths]) | (lengths.astype(np.uint64) << np.uint64(56)))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+
+
+def _intern(docs: list[pa.ChunkedArray]) -> tuple[pa.Array, list[np.ndarray]]:
+    """One vocabulary for the documents of several runs, and each run's rows as codes into it.
+
+    One hash of every retrieved id, which the duplicate check of each run would otherwise do
+    on its own; an evaluation then matches the few hundred thousand distinct ids against the
+    judgments instead of every one of the millions retrieved (see ``EvalTensor.build``).
+    Codes number the ids in order of first appearance, whichever way they are found.
+    """
+    column = pa.chunked_array([chunk for c in docs for chunk in c.chunks], type=pa.string())
+    packed = _packed_ids(column)
+    if packed is not None:
+        # Ids of at most 7 bytes (MS MARCO passages, most numeric docnos) hash as integers:
+        # 0.5 s instead of 0.8 s for DL 2020's 3 million ids, with the packing.
+        codes, _ = pd.factorize(packed)
+        # Codes in order of first appearance: an id appears first where the running
+        # maximum of the codes grows.
+        first = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
+        vocab = column.take(first).combine_chunks()
+        codes = codes.astype(np.int32)
+    else:
+        encoded = pc.dictionary_encode(column)
+        # One hash table serves every chunk, and its codes never change as it grows: the
+        # last chunk's dictionary holds every id, and the codes of every chunk index it.
+        vocab = encoded.chunks[-1].dictionary
+        codes = np.concatenate(
+            [chunk.indices.to_numpy(zero_copy_only=False) for chunk in encoded.chunks]
+        ).astype(np.int32, copy=False)
+    bounds = np.cumsum([len(c) for c in docs])
+    return vocab, np.split(codes, bounds[:-1])
 
 
 def read_runs(
@@ -83,7 +166,11 @@ def read_runs(
 
     Runs are named by their tags. Two files with the same tag are kept apart: each such run is
     renamed ``"tag (file name)"`` with a warning, so no run silently replaces another.
+
+    The runs' document ids are interned together (:attr:`Run.interned`): one vocabulary for
+    all, which makes their evaluation match each distinct id once.
     """
+    _check_ties(ties)
     if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
         paths = [paths]
     paths = [Path(p) for p in paths]
@@ -91,8 +178,12 @@ def read_runs(
         raise ValueError("paths is empty: give at least one run file")
     _check_distinct(paths)
     # Decompression and Arrow parsing release the GIL, so threads overlap files.
-    with ThreadPoolExecutor(max_workers=min(4, len(paths), os.cpu_count() or 1)) as pool:
-        runs = list(pool.map(lambda p: read_run(p, ties=ties, extra_fields=extra_fields), paths))
+    workers = _workers(len(paths))
+    parsed = _map(lambda p: _parse_run(p, None, extra_fields), paths, workers)
+    vocab, codes = _intern([table["doc"] for _, _, table, _ in parsed])
+    runs = _map(
+        lambda i: _make_run(parsed[i], ties, (vocab, codes[i])), range(len(parsed)), workers
+    )
     counts = Counter(r.name for r in runs)
     clashes = {n for n, c in counts.items() if c > 1}
     if clashes:

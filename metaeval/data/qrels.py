@@ -258,6 +258,32 @@ class Qrels:
         keep = np.isin(self.topic_index, [pos[t] for t in wanted])
         return self.with_grades(self._grade, keep=keep)
 
+    def fold_grades(self, top_grades: int) -> Qrels:
+        """Keep the ``top_grades`` highest grades of the collection as 1..top_grades and make every
+        lower grade 0 (non-relevant). On a collection judged 0..c with c <= top_grades this changes
+        nothing (a binary collection stays binary); on TREC DL (0..3) with 2 it is the track's
+        convention that grade 1 ("related") is not relevant: 0, 1 -> 0, 2 -> 1, 3 -> 2. Unjudged
+        entries (negative grades) stay.
+
+        Parameters
+        ----------
+        top_grades : int
+            How many of the highest grades stay relevant (at least 1).
+
+        Returns
+        -------
+        Qrels
+            A copy with the folded grades (the same judgments, in the same order).
+        """
+        if isinstance(top_grades, bool) or not isinstance(top_grades, (int, np.integer)):
+            raise TypeError(f"top_grades must be an int, got {type(top_grades).__name__}")
+        if top_grades < 1:
+            raise ValueError(f"top_grades must be at least 1, got {top_grades}")
+        g = self.grades.astype(np.int16)
+        shift = max(int(g.max(initial=0)) - top_grades, 0)
+        folded = np.where(g < 0, g, np.maximum(g - shift, 0))
+        return self.with_grades(folded.astype(np.int8))
+
     def with_grades(self, grades: np.ndarray, *, keep: np.ndarray | None = None) -> Qrels:
         """A copy with new grades (aligned with this table) and optionally only rows ``keep``."""
         grades = np.asarray(grades)

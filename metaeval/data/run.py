@@ -52,6 +52,7 @@ class Run:
         ties: str = "trec_eval",
         source: str | Path | None = None,
         _line_of=None,
+        _interned: tuple[pa.Array, np.ndarray] | None = None,
     ):
         _check_ties(ties)
         if not isinstance(name, str) or not name:
@@ -76,23 +77,62 @@ class Run:
             )
         # Topics as integers in the order of their ids: the sort then compares one integer,
         # not a string, per row, and the topic blocks come out of it for free.
-        encoded = pc.dictionary_encode(topic)
-        by_id = pc.sort_indices(encoded.dictionary).to_numpy()
+        dictionary, topic_code = _encode_blocks(topic)
+        by_id = pc.sort_indices(dictionary).to_numpy()
         position = np.empty(len(by_id), dtype=np.int32)
         position[by_id] = np.arange(len(by_id), dtype=np.int32)
-        topic_pos = position[encoded.indices.to_numpy(zero_copy_only=False)]
-        keys = [("topic", "ascending"), ("score", "descending")]
-        if ties == "trec_eval":
-            keys.append(("doc", "descending"))
-        # Arrow's sort is stable, so ties="input" keeps file order among equal scores.
-        table = pa.table({"topic": topic_pos, "score": scores, "doc": doc})
-        order = pc.sort_indices(table, sort_keys=keys).to_numpy()
-        if not np.array_equal(order, np.arange(len(order))):
-            topic_pos, scores, doc = topic_pos[order], scores[order], doc.take(order)
-        ids = encoded.dictionary.take(by_id).to_numpy(zero_copy_only=False).astype(object)
-        self._check_duplicates(topic_pos, ids, doc, order, name, source, _line_of)
+        topic_pos = position[topic_code]
+        order = _ranking_order(topic_pos, scores, doc, ties, len(by_id))
+        codes = None
+        if _interned is not None:
+            vocab, codes = _interned
+            if len(codes) != len(doc):
+                raise ValueError(f"run {name!r}: {len(codes)} document codes for {len(doc)} rows")
+        if order is not None:
+            topic_pos, scores = topic_pos[order], scores[order]
+            if codes is None:
+                doc = doc.take(order)
+            else:
+                # The ids in ranking order are made only if asked for (``docs``): matching
+                # and the duplicate check read the codes.
+                codes, doc = codes[order], None
+        ids = dictionary.take(by_id).to_numpy(zero_copy_only=False).astype(object)
+        if codes is None or _ranked_twice(topic_pos, codes, len(vocab)):
+            ranked = doc if doc is not None else vocab.take(codes)
+            identity = np.arange(len(ranked)) if order is None else order
+            self._check_duplicates(topic_pos, ids, ranked, identity, name, source, _line_of)
         sizes = np.bincount(topic_pos, minlength=len(ids))
         self._set(name, ties, source, doc, scores, ids, np.concatenate([[0], np.cumsum(sizes)]))
+        if codes is not None:
+            self._vocab, self._codes = vocab, codes
+
+    #: The documents as codes into a vocabulary shared by the runs read together (see
+    #: :attr:`interned`); None for a run built otherwise.
+    _vocab: pa.Array | None = None
+    _codes: np.ndarray | None = None
+
+    def __getstate__(self) -> dict:
+        # The codes only speed up matching, and the vocabulary is shared by every run read
+        # with this one: pickled with each run it would be copied once per run.
+        state = dict(self.__dict__)
+        state["_doc"] = self.docs
+        state.pop("_vocab", None)
+        state.pop("_codes", None)
+        return state
+
+    @property
+    def interned(self) -> tuple[pa.Array, np.ndarray] | None:
+        """The documents as integer codes, or None.
+
+        Returns
+        -------
+        tuple of (pyarrow.Array, ndarray of int32) or None
+            ``(vocab, codes)``: ``vocab[codes[i]]`` is the document at row ``i`` of
+            :attr:`docs`. The runs read by one :func:`~metaeval.read_runs` share one ``vocab``
+            (the same object), so an evaluation matches each distinct document once rather
+            than each retrieved one. None for a run built any other way.
+        """
+        return None if self._codes is None else (self._vocab, self._codes)
 
     def _set(self, name, ties, source, doc, score, topics, offsets) -> None:
         self.name = name
@@ -225,6 +265,8 @@ class Run:
     @property
     def docs(self) -> pa.Array:
         """Document ids in ranking order, topic by topic."""
+        if self._doc is None:  # an interned run's ids, made on first use
+            self._doc = self._vocab.take(self._codes)
         return self._doc
 
     @property
@@ -243,7 +285,7 @@ class Run:
         return pd.DataFrame(
             {
                 "topic": np.repeat(self._topics, np.diff(self._offsets)),
-                "doc": self._doc.to_numpy(zero_copy_only=False).astype(object),
+                "doc": self.docs.to_numpy(zero_copy_only=False).astype(object),
                 "rank": ranks,
                 "score": self._score,
             }
@@ -251,7 +293,7 @@ class Run:
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """``{topic: {doc: score}}``."""
-        docs = self._doc.to_pylist()
+        docs = self.docs.to_pylist()
         scores = self._score.tolist()
         return {
             str(t): dict(zip(docs[a:b], scores[a:b]))
@@ -280,11 +322,13 @@ class Run:
             self.name,
             self._topics[keep],
             np.concatenate([[0], np.cumsum(sizes)]),
-            self._doc.take(pa.array(rows)),
+            self.docs.take(pa.array(rows)),
             self._score[rows],
             ties=self.ties,
         )
         run.source = self.source
+        if self._codes is not None:
+            run._vocab, run._codes = self._vocab, self._codes[rows]
         return run
 
     def renamed(self, name: str) -> Run:
@@ -293,6 +337,110 @@ class Run:
         new.__dict__.update(self.__dict__)
         new.name = name
         return new
+
+
+def _encode_blocks(values: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """``dictionary_encode`` of ids that come in blocks of equal values (a run's topics).
+
+    The distinct ids, in order of first appearance, and each row's code. Only the first id
+    of each block is hashed; the blocks are found by comparing each id with the next, which
+    costs a third of hashing every id.
+    """
+    change = pc.not_equal(values.slice(1), values.slice(0, len(values) - 1))
+    starts = np.concatenate([[0], np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1])
+    encoded = pc.dictionary_encode(values.take(starts))
+    sizes = np.diff(np.append(starts, len(values)))
+    return encoded.dictionary, np.repeat(encoded.indices.to_numpy(zero_copy_only=False), sizes)
+
+
+def _ranking_order(
+    topic_pos: np.ndarray, scores: np.ndarray, doc: pa.Array, ties: str, n_topics: int
+) -> np.ndarray | None:
+    """Rows in ranking order (topic, score descending, then ``ties``), or None when they are.
+
+    A TREC file is almost always written in rank order, one block of lines per topic, though
+    not with the topics in order of their ids nor equal scores in trec_eval's order. Such
+    input is put in order without a sort: the topic blocks are permuted, and each group of
+    equal scores is reversed when its documents ascend (or sorted alone when they are in no
+    order). Anything else is sorted by Arrow (stable, so ``ties="input"`` keeps input order
+    among equal scores). Both give the same order.
+    """
+    n = len(scores)
+    same = topic_pos[1:] == topic_pos[:-1]
+    starts = np.concatenate([[0], np.flatnonzero(~same) + 1])
+    if len(starts) != n_topics or not ((scores[1:] <= scores[:-1]) | ~same).all():
+        keys = [("topic", "ascending"), ("score", "descending")]
+        if ties == "trec_eval":
+            keys.append(("doc", "descending"))
+        table = pa.table({"topic": topic_pos, "score": scores, "doc": doc})
+        order = pc.sort_indices(table, sort_keys=keys).to_numpy()
+        return None if np.array_equal(order, np.arange(n)) else order
+    order = None
+    tied = np.flatnonzero(same & (scores[1:] == scores[:-1]))  # pairs (i, i + 1)
+    if ties == "trec_eval" and len(tied):
+        first, second = doc.take(tied), doc.take(tied + 1)
+        if not pc.all(pc.greater(first, second)).as_py():
+            ascending = pc.all(pc.less(first, second)).as_py()
+            order = _shift(*_order_ties(tied, doc, reverse=ascending), n)
+    block = topic_pos[starts]
+    if (block[1:] > block[:-1]).all():
+        return order
+    # Whole topic blocks move to the place of their topic; ties were fixed inside them.
+    by_topic = np.argsort(block)
+    sizes = np.diff(np.append(starts, n))[by_topic]
+    rows = np.repeat(starts[by_topic] - (np.cumsum(sizes) - sizes), sizes) + np.arange(n)
+    return rows if order is None else order[rows]
+
+
+def _shift(rows: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """The identity order of ``n`` rows, except ``values`` at ``rows``."""
+    order = np.arange(n)
+    order[rows] = values
+    return order
+
+
+def _order_ties(tied: np.ndarray, doc: pa.Array, *, reverse: bool):
+    """(rows, input rows) putting each group of equal scores in descending document order.
+
+    ``tied`` are the pairs (i, i + 1) of equal scores in one topic, ascending; a group is a
+    stretch of consecutive pairs. When every group's documents ascend (``reverse``), each
+    group is reversed; otherwise the groups' rows alone are sorted (stable).
+    """
+    opens = np.concatenate([[True], tied[1:] != tied[:-1] + 1])
+    first = tied[opens]
+    last = np.append(tied[np.flatnonzero(opens)[1:] - 1], tied[-1]) + 1
+    sizes = last - first + 1
+    group = np.repeat(np.arange(len(first)), sizes)
+    rows = np.repeat(first - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
+    if reverse:
+        return rows, first[group] + last[group] - rows
+    table = pa.table({"group": group, "doc": doc.take(rows)})
+    keys = [("group", "ascending"), ("doc", "descending")]
+    return rows, rows[pc.sort_indices(table, sort_keys=keys).to_numpy()]
+
+
+def _ranked_twice(topic_pos: np.ndarray, codes: np.ndarray, n_codes: int) -> bool:
+    """Whether a document code repeats within one topic (rows in ranking order).
+
+    Most documents occur once in a run: one scatter finds those that occur again (in any
+    topic), and only their rows are sorted by (topic, code).
+    """
+    if n_codes > 16 * len(codes):
+        # A vocabulary far larger than the run (thousands of runs read together): sorting
+        # the run's keys costs less than touching tables of the vocabulary's size.
+        key = np.sort(topic_pos.astype(np.int64) * n_codes + codes)
+        return bool((key[1:] == key[:-1]).any())
+    rows = np.arange(len(codes), dtype=np.int32)
+    last = np.empty(n_codes, dtype=np.int32)
+    last[codes] = rows  # of the rows of one code, the last one written stays
+    again = last[codes] != rows
+    if not again.any():
+        return False
+    repeated = np.zeros(n_codes, dtype=bool)
+    repeated[codes[again]] = True
+    rows = np.flatnonzero(repeated[codes])
+    key = np.sort(topic_pos[rows].astype(np.int64) * n_codes + codes[rows])
+    return bool((key[1:] == key[:-1]).any())
 
 
 class RunSet:

@@ -12,8 +12,22 @@ from metaeval.measures.base import (
     registered,
     split_call,
 )
-from metaeval.measures.binary import AP, RR, Bpref, Bpref_N, Bpref_R, P, R, Rprec, Success, infAP
-from metaeval.measures.counts import Judged, NumRel, NumRelRet, NumRet
+from metaeval.measures.binary import (
+    AP,
+    RR,
+    YAAP,
+    Bpref,
+    Bpref_N,
+    Bpref_R,
+    IPrec,
+    IPrecAvg,
+    P,
+    R,
+    Rprec,
+    Success,
+    infAP,
+)
+from metaeval.measures.counts import Judged, NumRel, NumRelRet, NumRet, Unjudged
 from metaeval.measures.graded import ERR, GAP, RBP, Q, RBP_resid, eGAP, nCG, nDCG, nERR, xGAP
 from metaeval.measures.plugins import load_plugin
 
@@ -37,6 +51,9 @@ __all__ = [
     "Bpref_R",
     "Bpref_N",
     "infAP",
+    "IPrec",
+    "IPrecAvg",
+    "YAAP",
     "nDCG",
     "nCG",
     "Q",
@@ -51,6 +68,7 @@ __all__ = [
     "NumRel",
     "NumRelRet",
     "Judged",
+    "Unjudged",
     "ranks",
     "log2_discount",
     "RankedHits",

@@ -23,14 +23,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from metaeval._registry import Registry
 from metaeval._validation import check_int
 from metaeval._warnings import warn
 from metaeval.engine import EvalTensor
 
 #: The largest cutoff (@k): 2^31 - 1, longer than any ranked list.
 MAX_CUTOFF = 2**31 - 1
-_REGISTRY: dict[str, type[Measure]] = {}
-_ALIASES: dict[str, str] = {}
+_REGISTRY: Registry[type[Measure]] = Registry("measure")
 
 
 class MeasureError(Exception):
@@ -74,6 +74,15 @@ class Measure:
     #: One-line formula and the paper, shown by ``metaeval measures``.
     formula: ClassVar[str] = ""
     reference: ClassVar[str] = ""
+    #: Values for the parameters that have no default (besides a required cutoff, 5): what
+    #: :meth:`example` builds, for tests and listings that make one of every measure.
+    example_params: ClassVar[dict] = {}
+
+    @classmethod
+    def example(cls) -> Measure:
+        """An instance with every required parameter set (a cutoff of 5 if one is needed)."""
+        cutoff = {cls.cutoff_field: 5} if cls.cutoff_required else {}
+        return cls(**cutoff, **cls.example_params)
 
     def __post_init__(self):
         if not isinstance(self.judged_only, bool):
@@ -200,42 +209,9 @@ def register(cls: type[Measure] | None = None, *, aliases: tuple[str, ...] = ())
     """Class decorator: make a :class:`Measure` subclass known by its ``name`` (and aliases)."""
 
     def wrap(klass: type[Measure]) -> type[Measure]:
-        if not (inspect.isclass(klass) and issubclass(klass, Measure)):
-            raise TypeError(f"register() takes a Measure subclass, got {klass!r}")
-        if not klass.name or not re.fullmatch(r"[A-Za-z_][\w.]*", klass.name):
-            raise ValueError(f"{klass.__name__}.name must be an identifier, got {klass.name!r}")
-        if not dataclasses.is_dataclass(klass) or "__dataclass_fields__" not in klass.__dict__:
-            raise TypeError(
-                f"{klass.__name__} must be decorated with @dataclass(frozen=True, kw_only=True)"
-            )
-        for name in (klass.name, *aliases):
-            owner = _REGISTRY.get(name) or _REGISTRY.get(_ALIASES.get(name, ""))
-            if owner is not None and _origin(owner) != _origin(klass):
-                raise ValueError(
-                    f"a measure named {name!r} is already registered by "
-                    f"{_where(owner)}; choose another name for {_where(klass)}"
-                )
-        _REGISTRY[klass.name] = klass
-        for alias in aliases:
-            _ALIASES[alias] = klass.name
-        return klass
+        return _REGISTRY.add_class(klass, Measure, "name", "register", aliases)
 
     return wrap if cls is None else wrap(cls)
-
-
-def _origin(klass: type) -> str:
-    """Where a class comes from: the same class loaded twice has the same origin."""
-    return f"{klass.__module__}.{klass.__qualname__}"
-
-
-def _where(klass: type) -> str:
-    """A class as a user knows it: its name and the file it is in (a plugin's module name is
-    made up), or its dotted path for a module of a package."""
-    module = __import__("sys").modules.get(klass.__module__)
-    file = getattr(module, "__file__", None)
-    if klass.__module__.startswith("metaeval_plugin_") and file:
-        return f"{klass.__qualname__} in {file}"
-    return _origin(klass)
 
 
 def registered() -> dict[str, type[Measure]]:
@@ -243,7 +219,7 @@ def registered() -> dict[str, type[Measure]]:
     from metaeval.measures.plugins import load_entry_points
 
     load_entry_points()
-    return dict(sorted(_REGISTRY.items(), key=lambda kv: kv[0].lower()))
+    return _REGISTRY.as_dict(key=str.lower)
 
 
 # -------------------------------------------------------------------- parsing
@@ -323,6 +299,7 @@ TREC_EVAL_CUTOFF = {
     "success": "Success",
     "map_cut": "AP",
     "ndcg_cut": "nDCG",
+    "unj": "Unjudged",
 }
 #: trec_eval's output names of the measures without a cutoff.
 TREC_EVAL_NAMES = {
@@ -335,8 +312,22 @@ TREC_EVAL_NAMES = {
     "NumRet": "num_ret",
     "NumRel": "num_rel",
     "NumRelRet": "num_rel_ret",
+    "YAAP": "yaap",
+}
+#: trec_eval measures that are one of ours with other parameters than our defaults: trec_eval
+#: name -> our measure. Parameters written after the trec_eval name override these
+#: (``rbp(p=0.95)``, trec_eval's ``rbp.p=0.95``), and ``'`` selects the condensed list (``-J``).
+TREC_EVAL_PRESETS = {
+    "rbp": "RBP(p=0.9,normalise=topic)",
+    "rbp_resid": "RBP_resid(p=0.9,tail_if_judged=False)",
+    "11pt_avg": "IPrecAvg",
 }
 _TREC_EVAL_RE = re.compile(rf"({'|'.join(TREC_EVAL_CUTOFF)})[._]([0-9]+)")
+_NUMBER = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
+#: trec_eval 10's spellings with parameters, as ``-m`` takes them and as its output prints them.
+_TREC_EVAL_IPREC_RE = re.compile(rf"iprec_at_recall[._]({_NUMBER})")
+_TREC_EVAL_11PT_RE = re.compile(rf"11pt_avg(?:[._]({_NUMBER}(?:,{_NUMBER})*))?")
+_TREC_EVAL_RBP_RE = re.compile(rf"(rbp|rbp_resid)[._]p=({_NUMBER})")
 
 
 def parse_measure(text: str | Measure) -> Measure:
@@ -352,18 +343,21 @@ def parse_measure(text: str | Measure) -> Measure:
         return text
     if not isinstance(text, str):
         raise TypeError(f"a measure is a string or a Measure, got {type(text).__name__}")
-    trec = _TREC_EVAL_RE.fullmatch(text.strip())
-    if trec:
-        return parse_measure(f"{TREC_EVAL_CUTOFF[trec[1]]}@{trec[2]}")
+    trec = _trec_eval_spelling(text.strip())
+    if trec is not None:
+        return parse_measure(trec)
     name, params, cutoff, primed = split_call(text)
-    name = _ALIASES.get(name, name)
+    if name in TREC_EVAL_PRESETS:
+        name, preset, _, _ = split_call(TREC_EVAL_PRESETS[name])
+        params = {**preset, **params}
+    name = _REGISTRY.alias_of(name) or name
     if name not in _REGISTRY:
         # Plugins registered through entry points are imported when a name is not a known
         # measure (or when measures are listed), so built-in names parse without scanning
         # every installed package.
         registered()
-        name = _ALIASES.get(name, name)
-    reg = registered() if name not in _REGISTRY else _REGISTRY
+        name = _REGISTRY.alias_of(name) or name
+    reg = registered() if name not in _REGISTRY else _REGISTRY.as_dict()
     if name not in reg:
         raise ValueError(
             f"unknown measure {name!r}{_suggestion(name, reg)}; known: {', '.join(reg)}"
@@ -392,12 +386,50 @@ def parse_measure(text: str | Measure) -> Measure:
         raise type(err)(f"{text!r}: {err}") from None
 
 
+def _trec_eval_spelling(text: str) -> str | None:
+    """Our measure for one of trec_eval's spellings with a parameter (``P.10``, ``P_10``,
+    ``iprec_at_recall_0.50``, ``11pt_avg.0.2,0.5``, ``rbp.p=0.95``, ``11pt_avg``), or None."""
+    trec = _TREC_EVAL_RE.fullmatch(text)
+    if trec:
+        return f"{TREC_EVAL_CUTOFF[trec[1]]}@{trec[2]}"
+    trec = _TREC_EVAL_IPREC_RE.fullmatch(text)
+    if trec:
+        return f"IPrec(recall={float(trec[1])!r})"
+    trec = _TREC_EVAL_11PT_RE.fullmatch(text)
+    if trec:
+        if trec[1] is None:
+            return TREC_EVAL_PRESETS["11pt_avg"]
+        levels = ",".join(repr(float(x)) for x in trec[1].split(","))
+        return f"IPrecAvg(levels=({levels},))"
+    trec = _TREC_EVAL_RBP_RE.fullmatch(text)
+    if trec:
+        return f"{trec[1]}(p={float(trec[2])!r})"
+    return None
+
+
 def trec_eval_name(measure: str | Measure) -> str:
-    """The name trec_eval's output gives a measure (``P@10`` -> ``P_10``, ``AP`` -> ``map``),
-    or our canonical name for a measure trec_eval does not compute this way."""
-    name = canonical_name(measure)
+    """The name trec_eval's output gives a measure (``P@10`` -> ``P_10``, ``AP`` -> ``map``,
+    ``RBP(p=0.9,normalise=topic)`` -> ``rbp``, ``IPrec(recall=0.5)`` ->
+    ``iprec_at_recall_0.50``), or our canonical name for a measure trec_eval does not compute
+    this way."""
+    parsed = parse_measure(measure)
+    name = str(parsed)
     if name in TREC_EVAL_NAMES:
         return TREC_EVAL_NAMES[name]
+    presets = {canonical_name(ours): trec for trec, ours in TREC_EVAL_PRESETS.items()}
+    if name in presets:
+        return presets[name]
+    if parsed.name == "IPrec" and parsed == type(parsed)(recall=parsed.recall):
+        return f"iprec_at_recall_{parsed.recall:.2f}"
+    for trec, ours in TREC_EVAL_PRESETS.items():
+        # trec_eval prints a measure given ``-m rbp.p=0.95`` as ``rbp_p=0.95``.
+        preset = parse_measure(ours)
+        if (
+            type(preset) is type(parsed)
+            and hasattr(preset, "p")
+            and parsed == dataclasses.replace(preset, p=parsed.p)
+        ):
+            return f"{trec}_p={_format_value(parsed.p)}"
     base, at, k = name.partition("@")
     ours = {v: key for key, v in TREC_EVAL_CUTOFF.items()}
     if at and base in ours and k.isdigit():
@@ -412,7 +444,13 @@ def _suggestion(name: str, reg: dict) -> str:
     same_case = [n for n in reg if n.lower() == name.lower()]
     if same_case:
         return f" (did you mean {same_case[0]!r}?)"
-    spellings = [*reg, *_ALIASES, *(f"{n}.10" for n in TREC_EVAL_CUTOFF)]
+    spellings = [
+        *reg,
+        *_REGISTRY.aliases(),
+        *TREC_EVAL_PRESETS,
+        "iprec_at_recall.0.5",
+        *(f"{n}.10" for n in TREC_EVAL_CUTOFF),
+    ]
     close = difflib.get_close_matches(name, spellings, n=1, cutoff=0.75)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

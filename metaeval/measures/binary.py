@@ -9,12 +9,13 @@ topic with R = 0 scores 0 on every recall-normalised measure, as in trec_eval.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from metaeval.engine import UNJUDGED, UNPOOLED, EvalTensor
 from metaeval.measures._common import RankedHits, group_sizes, ranked_hits, safe_divide
-from metaeval.measures.base import Measure, register
+from metaeval.measures.base import Measure, MeasureValueError, register
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 
@@ -283,3 +284,218 @@ class Bpref_N(BinaryMeasure):
         group, topic, above = _bpref_parts(tensor, self.rel)
         terms = 1.0 - safe_divide(above, tensor.n_nonrelevant(self.rel)[topic])
         return _bpref_total(tensor, group, terms, self.rel)
+
+
+# ---------------------------------------------------------------------------- trec_eval 10
+#: Recall levels of trec_eval's ``iprec_at_recall`` and ``11pt_avg``: 0, 0.1, ..., 1.
+ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+#: How a recall level x becomes a number of relevant documents c from R:
+#: ``nearest`` = lround(x R) (trec_eval >= 10.0), ``trec9`` = trunc(x R + 0.9) (trec_eval <= 9).
+ROUNDINGS = ("nearest", "trec9")
+
+
+def recall_cut(levels: np.ndarray, n_rel: np.ndarray, rounding: str) -> np.ndarray:
+    """(L, T) number of relevant documents c at which each recall level is reached.
+
+    ``nearest``: c = lround(x R), halves rounded up (C's lround; numpy's round would send 0.5
+    to 0). ``trec9``: c = (long)(x R + 0.9). x R is the same double product as in C, and the
+    rounding is done exactly (floor plus a comparison of the exact fractional part), so the
+    cut equals trec_eval's even where x R lands near a half.
+    """
+    v = np.asarray(levels, dtype=np.float64)[:, None] * n_rel.astype(np.float64)[None, :]
+    if rounding == "trec9":
+        return np.floor(v + 0.9).astype(np.int64)
+    whole = np.floor(v)
+    return (whole + (v - whole >= 0.5)).astype(np.int64)
+
+
+def _check_rounding(owner: str, rounding) -> None:
+    if rounding not in ROUNDINGS:
+        raise MeasureValueError(
+            f"{owner}: rounding must be one of {', '.join(ROUNDINGS)} (trec_eval 10 / 9), "
+            f"got {rounding!r}"
+        )
+
+
+def _check_level(owner: str, name: str, value) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not 0.0 <= float(value) <= 1.0
+    ):
+        raise MeasureValueError(f"{owner}: {name} must be a recall level in [0, 1], got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Interpolated(BinaryMeasure):
+    """Interpolated precision at recall levels, as trec_eval's ``iprec_at_recall``.
+
+    Subclasses declare ``rounding: str = "nearest"`` after their levels, so that names print
+    the level first: ``IPrec(recall=0.5,rounding=trec9)``.
+    """
+
+    recall_normalised = True
+
+    def _validate(self) -> None:
+        super()._validate()
+        _check_rounding(self.name, self.rounding)
+
+    def interpolated(self, tensor: EvalTensor, levels: tuple[float, ...]) -> np.ndarray:
+        """(L, S, T) interpolated precision at each recall level.
+
+        With r_n the rank of the n-th relevant document retrieved and c the cut of the level
+        (:func:`recall_cut`), the value is max_{n >= max(c, 1)} n / r_n: precision only rises
+        at relevant ranks, so the best precision at any rank at or below r_c is taken at one
+        of them. 0 when c exceeds the relevant documents retrieved (or none is retrieved).
+        """
+        hits = self.relevant_hits(tensor)
+        cut = recall_cut(np.asarray(levels), tensor.n_relevant(self.rel), self.rounding)
+        need = np.maximum(cut, 1)[:, hits.topic]  # (L, hits)
+        values = np.where(hits.count[None, :] >= need, (hits.count / hits.rank)[None, :], 0.0)
+        out = np.zeros((len(levels), tensor.n_runs * tensor.n_topics))
+        groups, first = hits.first()
+        if len(groups):
+            # Hits are grouped by (run, topic) in order: a max over each group's slice.
+            out[:, groups] = np.maximum.reduceat(values, first, axis=1)
+        return out.reshape(len(levels), tensor.n_runs, tensor.n_topics)
+
+
+@register(aliases=("iprec",))
+@dataclass(frozen=True, kw_only=True)
+class IPrec(_Interpolated):
+    """Interpolated precision at a recall level (trec_eval ``iprec_at_recall_x``).
+
+    IPrec(x) = max over ranks k at or below the c-th relevant document of P(k), with
+    c = lround(x R) (trec_eval >= 10.0) or trunc(x R + 0.9) (``rounding=trec9``, trec_eval
+    <= 9 and pytrec_eval); equivalently max_{n >= max(c, 1)} n / r_n over the relevant ranks
+    r_n. 0 when fewer than c relevant documents are retrieved, and when none is.
+
+    Under ``-J``, trec_eval 10.0 divides 0 by 0 on a list without a judged document (and on
+    a topic the run did not answer, under ``-c -J``): it prints NaN at the levels whose cut
+    is 0 (always at recall 0). metaeval scores 0 there.
+
+    Parameters
+    ----------
+    recall : float
+        The recall level x in [0, 1]; required, e.g. ``IPrec(recall=0.5)``.
+    rounding : {"nearest", "trec9"}
+        How x R becomes a number of documents: ``nearest`` = lround(x R), trec_eval 10.0's
+        rule (default); ``trec9`` = trunc(x R + 0.9), the rule of trec_eval 9 and earlier
+        (pytrec_eval). They differ when the fraction of x R lies in (0.1, 0.5), e.g.
+        x = 0.1, R = 3: c = 0 under 10.0, 1 under 9.
+    rel : int
+        Relevance level (trec_eval ``-l``), default 1.
+
+    References
+    ----------
+    trec_eval 10.0, ``m_iprec_at_recall.c`` (CHANGELOG 10.0: "Breaking fix: change uses of int
+    truncation to round"); Manning, Raghavan & Schuetze, Introduction to IR, 2008, sec. 8.4.
+    """
+
+    example_params: ClassVar[dict] = {"recall": 0.5}
+    recall: float | None = None
+    rounding: str = "nearest"
+    name = "IPrec"
+    formula = "IPrec(x) = max_{n >= max(c,1)} n / r_n, c = lround(x R) (trec9: trunc(x R + 0.9))"
+    reference = "trec_eval 10.0 iprec_at_recall (m_iprec_at_recall.c); Manning et al. 2008, 8.4"
+
+    def _validate(self) -> None:
+        super()._validate()
+        if self.recall is None:
+            raise MeasureValueError(f"{self.name} needs a recall level, e.g. IPrec(recall=0.5)")
+        object.__setattr__(self, "recall", _check_level(self.name, "recall", self.recall))
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        return self.interpolated(tensor, (self.recall,))[0]
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class IPrecAvg(_Interpolated):
+    """Interpolated precision averaged over recall levels (trec_eval ``11pt_avg``).
+
+    IPrecAvg = (1/L) sum over the levels x of IPrec(x); by default the 11 levels 0, 0.1, ...,
+    1 (the TREC 11-point average). Rounding of x R and the relevance level as in
+    :class:`IPrec`: ``IPrecAvg(rounding=trec9)`` is trec_eval 9's (and pytrec_eval's)
+    ``11pt_avg``. Under ``-J``, trec_eval 10.0 prints NaN for a list without a judged
+    document (see :class:`IPrec`); metaeval scores 0 there.
+
+    Parameters
+    ----------
+    levels : tuple of float
+        Recall levels in [0, 1] (trec_eval ``-m 11pt_avg.0.2,0.5,0.8``), default the 11 points.
+    rounding : {"nearest", "trec9"}
+        trec_eval 10.0's lround (default) or trec_eval 9's trunc(x R + 0.9).
+    rel : int
+        Relevance level (trec_eval ``-l``), default 1.
+
+    References
+    ----------
+    trec_eval 10.0, ``m_11pt_avg.c``; Harman, "Overview of the first TREC conference", 1993.
+    """
+
+    levels: tuple[float, ...] = ELEVEN_POINTS
+    rounding: str = "nearest"
+    name = "IPrecAvg"
+    formula = "IPrecAvg = (1/L) sum_x IPrec(x), x in 0, 0.1, ..., 1"
+    reference = "trec_eval 10.0 11pt_avg (m_11pt_avg.c); Harman, TREC-1 overview, 1993"
+
+    def _validate(self) -> None:
+        super()._validate()
+        levels = self.levels
+        if isinstance(levels, (int, float)) and not isinstance(levels, bool):
+            levels = (levels,)
+        try:
+            levels = tuple(levels)
+        except TypeError:
+            raise MeasureValueError(
+                f"{self.name}: levels must be a tuple of recall levels, e.g. levels=(0.2,0.5,0.8), "
+                f"got {self.levels!r}"
+            ) from None
+        if not levels:
+            raise MeasureValueError(f"{self.name}: levels is empty; omit it for the 11 points")
+        object.__setattr__(
+            self, "levels", tuple(_check_level(self.name, "levels", x) for x in levels)
+        )
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        # Summed level by level, in order, then divided: trec_eval's sum / num_params.
+        values = self.interpolated(tensor, self.levels)
+        total = np.zeros(values.shape[1:])
+        for level in values:
+            total = total + level
+        return total / len(self.levels)
+
+
+@register(aliases=("yaap",))
+@dataclass(frozen=True, kw_only=True)
+class YAAP(BinaryMeasure):
+    """Yet another average precision, Robertson's smoothed AP (trec_eval ``yaap``).
+
+    YAAP = ln((1 + S) / (1 + R - S)), S = sum over relevant ranks r of C(r)/r = R * AP, so it
+    is monotone in AP for one topic, in [-ln(1 + R), ln(1 + R)], and 0 when R = 0. A topic the
+    run did not answer scores -ln(1 + R), as in trec_eval 10 with ``-c`` (it evaluates such a
+    topic on a list of one document absent from the qrels), not 0.
+
+    Parameters
+    ----------
+    rel : int
+        Relevance level (trec_eval ``-l``), default 1.
+
+    References
+    ----------
+    Robertson, "On smoothing average precision", ECIR 2012, LNCS 7224, pp. 158-169;
+    trec_eval ``m_yaap.c`` (since 9.0.4).
+    """
+
+    name = "YAAP"
+    bounds = (-float("inf"), float("inf"))
+    formula = "YAAP = ln((1 + S)/(1 + R - S)), S = sum_{r: rel(r)} C(r)/r"
+    reference = "Robertson, 'On smoothing average precision', ECIR 2012; trec_eval yaap"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        hits = self.relevant_hits(tensor)
+        s = hits.total(hits.count / hits.rank)
+        n_rel = tensor.n_relevant(self.rel)[None, :].astype(np.float64)
+        return np.log((1.0 + s) / (1.0 + n_rel - s))

@@ -81,3 +81,36 @@ class Judged(Measure):
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         judged = ranked_hits(tensor, lambda codes: codes >= 0, self.cutoff)
         return judged.counts() / float(self.cutoff)
+
+
+@register(aliases=("unj",))
+@dataclass(frozen=True, kw_only=True)
+class Unjudged(Measure):
+    """Fraction of the top k ranks holding an unjudged document (trec_eval 10 ``unj_k``).
+
+    Unjudged@k = |{r <= min(k, n) : unjudged(r)}| / k, n the list length; unjudged means not
+    in the qrels or in it with a negative grade (pooled but unjudged). The denominator is k
+    even for a shorter list: trec_eval counts the missing ranks as judged non-relevant
+    ("15 docs of which 4 unjudged give unj_20 = 4/20"). A topic the run did not answer scores
+    0, as in trec_eval 10 with ``-c``; the condensed variant (trec_eval ``-J``) is always 0.
+
+    It is not 1 - :class:`Judged`@k: the two add up to min(k, n) / k, short of 1 on a list
+    shorter than k. A "red flag" of judgment coverage: high values at small k mean the run
+    is poorly covered by the pool.
+
+    References
+    ----------
+    trec_eval 10.0, ``m_unjudged.c`` (measures ``unj_5``, ``unj_10``, ``unj_20``).
+    """
+
+    cutoff: int | None = None
+    name = "Unjudged"
+    cutoff_field = "cutoff"
+    cutoff_required = True
+    formula = "Unjudged@k = |{r <= min(k, n) : unjudged(r)}| / k"
+    reference = "trec_eval 10.0 unj (m_unjudged.c)"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        judged = ranked_hits(tensor, lambda codes: codes >= 0, self.cutoff).counts()
+        seen = np.minimum(tensor.lengths, self.cutoff)
+        return (seen - judged) / float(self.cutoff)

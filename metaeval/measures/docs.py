@@ -30,7 +30,12 @@ right after the name selects the **condensed-list variant** (judged documents on
 the qrels, or qrels grade -1) count as non-relevant with gain 0, except where a measure says
 otherwise. A topic with nothing relevant scores 0 on every normalised measure (trec_eval). A
 topic a run did not answer scores 0 (`missing="zero"`, trec_eval `-c`) unless
-`missing="skip"`.
+`missing="skip"`; YAAP is the exception, -ln(1 + R) there, as in trec_eval 10.
+
+**trec_eval's names** are accepted wherever a measure name is: `map`, `P.10` or `P_10`,
+`ndcg_cut.10`, `iprec_at_recall.0.5`, `11pt_avg`, `yaap`, `rbp`, `rbp_resid`, `unj.5`...
+Where trec_eval's definition is one of ours with other parameters, the name stands for those
+parameters (`rbp` is `RBP(p=0.9,normalise=topic)`); each measure below lists its spellings.
 """
 
 
@@ -47,9 +52,25 @@ _COMMON = {
 
 def _aliases() -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for alias, name in base._ALIASES.items():
+    for alias, name in base._REGISTRY.aliases().items():
         out.setdefault(name, []).append(alias)
     return {k: sorted(v) for k, v in out.items()}
+
+
+def _trec_eval_spellings() -> dict[str, list[str]]:
+    """How trec_eval names each measure: its ``-m`` and output spellings, and the measure
+    (with parameters) a name stands for when trec_eval's definition differs from our defaults."""
+    out: dict[str, list[str]] = {}
+    for trec, ours in base.TREC_EVAL_CUTOFF.items():
+        out.setdefault(ours, []).append(f"`{trec}.k`, `{trec}_k` = `{ours}@k`")
+    for ours, trec in base.TREC_EVAL_NAMES.items():
+        out.setdefault(ours, []).append(f"`{trec}`")
+    out.setdefault("IPrec", []).append(
+        "`iprec_at_recall.x`, `iprec_at_recall_x` = `IPrec(recall=x)` (10.0's lround)"
+    )
+    for trec, ours in base.TREC_EVAL_PRESETS.items():
+        out.setdefault(base.split_call(ours)[0], []).append(f"`{trec}` = `{ours}`")
+    return out
 
 
 def _description(cls) -> tuple[str, str]:
@@ -112,6 +133,9 @@ def _measure_section(cls, aliases: list[str]) -> str:
     lines.append("- **Written:** " + ", ".join(dict.fromkeys(written)))
     if aliases:
         lines.append("- **Aliases:** " + ", ".join(f"`{a}`" for a in aliases))
+    trec = _trec_eval_spellings().get(name)
+    if trec:
+        lines.append("- **trec_eval:** " + "; ".join(trec))
     params = cls.params()
     if cls.cutoff_field:
         need = "required" if cls.cutoff_required else "optional, default: whole list"

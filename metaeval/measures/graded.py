@@ -24,13 +24,15 @@ import numpy as np
 
 from metaeval.engine import EvalTensor
 from metaeval.measures._common import log2_discount, ranked_hits, ranks, safe_divide
-from metaeval.measures.base import Measure, register
+from metaeval.measures.base import Measure, MeasureTypeError, MeasureValueError, register
 from metaeval.measures.binary import BinaryMeasure
 
 #: Type of a ``gains=`` parameter once normalised: sorted ((grade, gain), ...) pairs.
 GainsMap = tuple[tuple[int, float], ...]
 
 GAIN_FORMS = ("linear", "exp")
+#: What RBP divides its gains by: the qrels' highest gain, or trec_eval 10's per-topic rule.
+RBP_NORMALISE = ("qrels", "topic")
 DISCOUNTS = ("log2", "jk")
 
 
@@ -399,7 +401,7 @@ def _check_p(owner: str, p) -> float:
     return float(p)
 
 
-@register(aliases=("rbp",))
+@register
 @dataclass(frozen=True, kw_only=True)
 class RBP(Measure):
     """Rank-biased precision (Moffat & Zobel 2008).
@@ -419,13 +421,27 @@ class RBP(Measure):
         gain = grade). They are divided by the highest gain of the qrels' grades, so that the
         top grade has gain 1 (Moffat & Zobel 2008; Sakai & Kando 2008 normalise by the
         highest gain, 3).
+    normalise : {"qrels", "topic"}
+        What the gains are divided by. ``qrels`` (default): the highest gain of the grades of
+        the whole qrels, as above. ``topic``: trec_eval 10's ``rbp`` rule, per topic: the
+        gain table holds the grades 0 .. c_t (c_t the topic's highest judged grade) plus every
+        grade named in ``gains``; when its highest gain G_t exceeds 1 every gain is divided by
+        G_t, else the gains are kept as they are. With default gains that is grade / c_t, and
+        a topic judged 0/1 only has gain 1 for grade 1 even when other topics go up to 3.
+        trec_eval's ``rbp`` is ``RBP(p=0.9,normalise=topic)``.
     cutoff : int, optional
         Evaluate the first k documents only.
+
+    References
+    ----------
+    Moffat & Zobel, "Rank-biased precision for measurement of retrieval effectiveness",
+    ACM TOIS 27(1), 2008; trec_eval 10.0 ``m_rbp.c``.
     """
 
     cutoff: int | None = None
     p: float = 0.8
     gains: GainsMap | None = None
+    normalise: str = "qrels"
     name = "RBP"
     cutoff_field = "cutoff"
     formula = "RBP = (1-p) sum_r g(r) p^(r-1), g = gain / highest gain (default: grade / c)"
@@ -437,6 +453,11 @@ class RBP(Measure):
     def _validate(self) -> None:
         object.__setattr__(self, "p", _check_p(self.name, self.p))
         object.__setattr__(self, "gains", normalise_gains(self.name, self.gains))
+        if self.normalise not in RBP_NORMALISE:
+            raise MeasureValueError(
+                f"{self.name}: normalise must be one of {', '.join(RBP_NORMALISE)}, "
+                f"got {self.normalise!r}"
+            )
 
     def gain_values(self, n_grades: int) -> np.ndarray:
         """Gain of grades 0 .. n_grades-1, divided by the highest: grade / c by default."""
@@ -444,10 +465,33 @@ class RBP(Measure):
         top_gain = table.max(initial=0.0)
         return table / top_gain if top_gain > 0 else table
 
+    def topic_divisors(self, tensor: EvalTensor) -> np.ndarray:
+        """(T,) what each topic's raw gains are divided by under ``normalise="topic"``.
+
+        trec_eval 10 (``m_rbp.c`` with ``setup_gains``): the largest gain of the table of
+        grades 0 .. c_t and of every grade named in ``gains``, or 1 when it is at most 1
+        (gains already in [0, 1] are kept).
+        """
+        counts = tensor.grade_counts  # (T, G): judged documents per grade
+        grades = np.arange(counts.shape[1])
+        top = np.where(counts > 0, grades[None, :], 0).max(axis=1, initial=0)  # c_t
+        named = dict(self.gains or ())
+        default = np.array([0.0 if g in named else float(g) for g in grades])
+        # The highest default gain among grades 0 .. c_t not named in gains.
+        kept = np.where(grades[None, :] <= top[:, None], default[None, :], 0.0).max(axis=1)
+        largest = np.maximum(kept, max(named.values(), default=0.0))
+        return np.where(largest > 1.0, largest, 1.0)
+
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        gains = self.gain_values(tensor.n_grades)
+        if self.normalise == "topic":
+            gains = _override(np.arange(tensor.n_grades, dtype=np.float64), self.gains)
+        else:
+            gains = self.gain_values(tensor.n_grades)
         hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
-        return hits.total((1.0 - self.p) * gains[hits.grade] * self.p**hits.rank0)
+        values = hits.total((1.0 - self.p) * gains[hits.grade] * self.p**hits.rank0)
+        if self.normalise == "topic":
+            values = values / self.topic_divisors(tensor)[None, :]
+        return values
 
 
 def _override(table: np.ndarray, gains: GainsMap | None) -> np.ndarray:
@@ -457,19 +501,36 @@ def _override(table: np.ndarray, gains: GainsMap | None) -> np.ndarray:
     return table
 
 
-@register(aliases=("RBP.resid", "rbp_resid", "RBPResid"))
+@register(aliases=("RBP.resid", "RBPResid"))
 @dataclass(frozen=True, kw_only=True)
 class RBP_resid(Measure):
     """Residual of rank-biased precision: the weight RBP could still gain (Moffat & Zobel 2008).
 
     resid = p^d + (1 - p) sum_{r<=d, r unjudged} p^(r-1), d = the list length (or the cutoff
     when the list is longer): the unseen tail beyond the list plus every unjudged or unpooled
-    rank inside it. Nothing judged at depth 10 gives p^10 (docs/methods.md §8, O8). Unlike
-    trec_eval's ``rbp_resid``, a list with no unjudged document still has the tail p^d.
+    rank inside it. Nothing judged at depth 10 gives p^10 (docs/methods.md §8, O8).
+
+    Parameters
+    ----------
+    p : float
+        Persistence, 0 < p < 1 (default 0.8, as :class:`RBP`).
+    tail_if_judged : bool
+        True (default, Moffat & Zobel): the tail p^d counts whatever the list holds, so an
+        empty list (a topic the run did not answer) has residual 1. False: trec_eval 10's
+        ``rbp_resid``, which is 0 when the first d ranks hold no unjudged document (an empty
+        list included, and always under ``-J``), and the formula above otherwise.
+        trec_eval's ``rbp_resid`` is ``RBP_resid(p=0.9,tail_if_judged=False)``.
+    cutoff : int, optional
+        Evaluate the first k documents only.
+
+    References
+    ----------
+    Moffat & Zobel, ACM TOIS 2008; Webber's ``rbp_eval``; trec_eval 10.0 ``m_rbp_resid.c``.
     """
 
     cutoff: int | None = None
     p: float = 0.8
+    tail_if_judged: bool = True
     name = "RBP_resid"
     cutoff_field = "cutoff"
     formula = "resid = p^d + (1-p) sum_{r<=d, unjudged(r)} p^(r-1)"
@@ -480,6 +541,11 @@ class RBP_resid(Measure):
 
     def _validate(self) -> None:
         object.__setattr__(self, "p", _check_p(self.name, self.p))
+        if not isinstance(self.tail_if_judged, (bool, np.bool_)):
+            raise MeasureTypeError(
+                f"{self.name}: tail_if_judged must be True or False, got {self.tail_if_judged!r}"
+            )
+        object.__setattr__(self, "tail_if_judged", bool(self.tail_if_judged))
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         # p^d + (1-p) sum over unjudged r <= d of p^(r-1) = 1 - (1-p) sum over judged r <= d
@@ -487,7 +553,10 @@ class RBP_resid(Measure):
         # few, and they are always inside the list.
         hits = ranked_hits(tensor, lambda codes: codes >= 0, self.cutoff)
         judged = hits.total((1.0 - self.p) * self.p**hits.rank0)
-        return 1.0 - judged
+        if self.tail_if_judged:
+            return 1.0 - judged
+        seen = tensor.lengths if self.cutoff is None else np.minimum(tensor.lengths, self.cutoff)
+        return np.where(seen > hits.counts(), 1.0 - judged, 0.0)
 
 
 # ---------------------------------------------------------------------------- ERR

@@ -66,6 +66,14 @@ from metaeval.study.spec import DEFAULT_CONFIDENCE
 
 FULL = "full"
 _ROW_KEYS = ["unit", "measure", "other", "statistic", "x"]
+
+
+def _row_keys(frame: pd.DataFrame) -> list:
+    """The columns that identify a saved row (an unset ``x`` as -inf), as lists: zipped, the
+    keys of the resamples (columns read once, not a tuple built through pandas per row)."""
+    return [frame[c].fillna(-np.inf).tolist() if c == "x" else frame[c].tolist() for c in _ROW_KEYS]
+
+
 #: Draws of the trial and replicate bootstrap when a statistic has no topic resamples.
 PLAIN_DRAWS = 1000
 #: Fewer trials or replicates than this make an interval rough, and a verdict says so.
@@ -363,7 +371,7 @@ class Evidence:
         self._ranges: dict[tuple, tuple[float, float]] = {}
         self._draws: dict[tuple, tuple[np.ndarray, int]] = {}
         if resamples is not None and len(resamples):
-            keys = resamples[_ROW_KEYS].fillna({"x": -np.inf}).itertuples(index=False, name=None)
+            keys = zip(*_row_keys(resamples), strict=True)
             values = resamples["values"].to_numpy()
             topics = resamples["n_topics"].to_numpy()
             carried = (
@@ -434,10 +442,7 @@ class Evidence:
         trials = d["trial"].to_numpy(dtype=int)
         J, K = int(reps.max()) + 1, int(trials.max()) + 1
         draws = (
-            [
-                self._draws.get(k)
-                for k in d[_ROW_KEYS].fillna({"x": -np.inf}).itertuples(False, None)
-            ]
+            [self._draws.get(k) for k in zip(*_row_keys(d), strict=True)]
             if self._draws
             else [None] * len(d)
         )

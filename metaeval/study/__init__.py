@@ -13,8 +13,9 @@ See the study file format in :mod:`metaeval.study.spec`, the seeding in
 from metaeval.study.criteria import Criterion, register_criterion, registered_criteria
 from metaeval.study.plan import Plan, Task, Unit, make_plan
 from metaeval.study.runner import RunSummary, default_out, run_study
+from metaeval.study.saved import load_results
 from metaeval.study.spec import SpecError, StudySpec, load_spec
-from metaeval.study.store import Store, load_results
+from metaeval.study.store import Store
 
 __all__ = [
     "load_spec",

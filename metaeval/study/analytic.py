@@ -51,12 +51,15 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-TESTS: dict[str, Callable] = {}
+from metaeval._registry import Registry
+
+#: The analytic tests a claim may name, by name (``test_x`` is ``x``).
+TESTS: Registry[Callable] = Registry("analytic test")
 
 
 def analytic_test(fn: Callable) -> Callable:
-    TESTS[fn.__name__.removeprefix("test_")] = fn
-    return fn
+    """Decorator: make ``fn`` an analytic test claims can name (without its ``test_``)."""
+    return TESTS.add(fn.__name__.removeprefix("test_"), fn)
 
 
 def _row(check: str, value: float, expected, passed: bool) -> dict:

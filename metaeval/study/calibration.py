@@ -269,6 +269,7 @@ def calibration_study(
             f"qrels = {toml_value(str(qrels))}",
             f"runs = {toml_value(str(runs) + '/*')}",
             f"topics = {toml_value(topics)}",
+            "rel = 1",  # the simulated population's convention: every grade >= 1 is relevant
             "",
         ]
     lines += [

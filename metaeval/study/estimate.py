@@ -15,6 +15,10 @@ Shared work (the bootstrap samples of a world, the full-judgment tests that sign
 reuse) is counted once per probe, so the estimate errs on the high side. It is a guide for
 choosing ``--jobs`` or a cluster, not a promise: timings of earlier runs in the same output folder,
 when there are any, are a better one.
+
+The probes' seconds per unit of each criterion on each world, and per world instance loaded, are
+saved in the output folder (:func:`save_estimate`); a later plan or run of the same study file
+extrapolates them over what is left (:func:`saved_estimate`) instead of timing again.
 """
 
 from __future__ import annotations
@@ -60,6 +64,66 @@ class CostEstimate:
     def _loads(self, jobs: int) -> float:
         return sum(s * n * min(jobs, t) for s, n, t in self.load_seconds.values())
 
+    def task_seconds(self, plan: Plan) -> dict[str, float]:
+        """Estimated seconds of each task still to run (its units at their rates; loading is
+        left out: it falls on whichever task a worker runs first)."""
+        rate = {
+            (r.world, r.criterion): r.seconds / r.units if r.units else 0.0
+            for r in self.table.itertuples(index=False)
+        }
+        return {
+            t.id: sum(rate.get((t.world, u.criterion), 0.0) for u in t.units) for t in plan.tasks
+        }
+
+
+def save_estimate(store, spec: StudySpec, cost: CostEstimate) -> None:
+    """Save ``cost`` as rates (seconds per unit of each criterion on each world, seconds per
+    world instance loaded) in ``store``'s folder, for this study file's text only."""
+    from metaeval.study.store import now
+
+    store.write_estimate(
+        {
+            "spec_sha256": spec.digest(),
+            "measured": now(),
+            "unit_seconds": [
+                [r.world, r.criterion, r.seconds / r.units]
+                for r in cost.table.itertuples(index=False)
+                if r.units
+            ],
+            "load_seconds": {w: v[0] for w, v in cost.load_seconds.items()},
+        }
+    )
+
+
+def saved_estimate(store, spec: StudySpec, plan: Plan) -> tuple[CostEstimate, str] | None:
+    """The saved rates extrapolated over ``plan``'s tasks, and when they were measured; None
+    when nothing was saved for this study file's text, or it does not cover every world and
+    criterion left to run."""
+    saved = store.read_estimate()
+    if not saved or saved.get("spec_sha256") != spec.digest():
+        return None
+    try:
+        rate = {(w, c): float(s) for w, c, s in saved["unit_seconds"]}
+        load = {str(w): float(s) for w, s in saved["load_seconds"].items()}
+        counts = pd.DataFrame(
+            [(t.world, u.criterion) for t in plan.tasks for u in t.units],
+            columns=["world", "criterion"],
+        )
+        table = counts.groupby(["world", "criterion"], sort=False).size().rename("units")
+        table = table.reset_index()
+        table["seconds"] = [rate[w, c] * n for w, c, n in table.itertuples(index=False)]
+        loads = {
+            w: (
+                load[w],
+                len({t.replicate for t in plan.tasks if t.world == w}),
+                sum(t.world == w for t in plan.tasks),
+            )
+            for w in table["world"].unique()
+        }
+    except (KeyError, TypeError, ValueError):  # another plan's worlds, or a damaged file
+        return None
+    return CostEstimate(table, loads, 0.0), str(saved.get("measured", ""))
+
 
 def _seconds(fn, *args) -> float:
     start = time.perf_counter()
@@ -89,7 +153,8 @@ def estimate_cost(spec: StudySpec, plan: Plan) -> CostEstimate:
 
 
 def _probe(spec: StudySpec, plan: Plan) -> tuple[pd.DataFrame, dict]:
-    from metaeval.study.tasks import _load_plugins, clear_cache
+    from metaeval.study.tasks import _load_plugins
+    from metaeval.study.worlds import clear_cache
 
     _load_plugins(spec)
     by_world: dict[str, list[Task]] = {}
@@ -113,7 +178,7 @@ def _probe(spec: StudySpec, plan: Plan) -> tuple[pd.DataFrame, dict]:
 def _context(spec: StudySpec, world, cache: dict, level: str):
     """A context on a world's full tensor with its own cache; at a damaged level its scores are
     the full ones (a damaged tensor costs the same to score)."""
-    from metaeval.study.tasks import Context
+    from metaeval.study.context import Context
 
     level_cache = {} if level == FULL else cache.setdefault("full", {})
     return Context(
@@ -129,7 +194,8 @@ def _context(spec: StudySpec, world, cache: dict, level: str):
 
 def _probe_world(spec: StudySpec, world_id: str, tasks: list[Task]) -> tuple[list, tuple]:
     """Rows of estimated seconds for one world's tasks, and (load seconds, instances, tasks)."""
-    from metaeval.study.tasks import _degraded, load_world
+    from metaeval.study.tasks import _degraded
+    from metaeval.study.worlds import load_world
 
     start = time.perf_counter()
     world = load_world(spec, world_id, 0)
@@ -182,4 +248,4 @@ def _probe_world(spec: StudySpec, world_id: str, tasks: list[Task]) -> tuple[lis
     return rows, load
 
 
-__all__ = ["CostEstimate", "estimate_cost"]
+__all__ = ["CostEstimate", "estimate_cost", "save_estimate", "saved_estimate"]

@@ -34,9 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metaeval.study.plan import Plan, Task, make_plan
+from metaeval.study.saved import StoreWarning
 from metaeval.study.spec import SpecError, StudySpec, TrecWorld, file_digest
-from metaeval.study.store import Store, StoreWarning
-from metaeval.study.tasks import Outcome, load_world, run_task
+from metaeval.study.store import Store
+from metaeval.study.tasks import Outcome, run_task
+from metaeval.study.worlds import adopt_world, clear_cache, load_world
 
 
 @dataclass
@@ -81,6 +83,38 @@ def data_digests(spec: StudySpec) -> dict[str, str]:
     return {str(p): file_digest(p) for p in files}
 
 
+def world_facts(spec: StudySpec) -> dict[str, dict]:
+    """What the report says of each TREC world, read by the driver before the run (the report
+    may be drawn where the data files are not): its topics, runs and judged grades."""
+    from metaeval.data import parse_ids, read_qrels
+
+    facts = {}
+    for w in spec.worlds:
+        if not isinstance(w, TrecWorld):
+            continue
+        qrels = read_qrels(w.qrels)
+        topics = list(qrels.topics)
+        if w.topics is not None:
+            topics = parse_ids(_listed(w.topics), available=topics, what="topic")
+            qrels = qrels.subset(topics)
+        runs = len(w.runs)
+        if w.run_names is not None:
+            runs = len(parse_ids(_listed(w.run_names), what="run"))
+        if w.best_runs:
+            runs = min(runs, dict(w.best_runs)["n"])
+        grades = qrels.grades[qrels.grades >= 0]
+        facts[w.id] = {
+            "topics": len(topics),
+            "runs": runs,
+            "grades": [int(grades.min(initial=0)), int(grades.max(initial=0))],
+        }
+    return facts
+
+
+def _listed(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
 # ------------------------------------------------------------------------------ plugins
 def fresh_plugins(spec: StudySpec) -> dict[str, str]:
     """Make this process run the study's plugin files as they are now; returns their SHA-256
@@ -91,7 +125,6 @@ def fresh_plugins(spec: StudySpec) -> dict[str, str]:
     then forgotten, as they cache scores computed by the old code.
     """
     from metaeval.measures import load_plugin
-    from metaeval.study import tasks as task_module
 
     reloaded = False
     for path in spec.plugins:
@@ -100,7 +133,7 @@ def fresh_plugins(spec: StudySpec) -> dict[str, str]:
         except Exception as err:  # the user's file, edited since the study file was read
             raise SpecError(f"plugin file {path}: {type(err).__name__}: {err}") from None
     if reloaded:
-        task_module.clear_cache()
+        clear_cache()
     return {str(Path(p).resolve()): file_digest(Path(p)) for p in spec.plugins}
 
 
@@ -167,13 +200,12 @@ def _worker_task(spec: StudySpec, task: Task, driver: int, plugins: dict[str, st
 
 def _run_with_world(spec: StudySpec, task: Task, world, plugins: dict[str, str]) -> Outcome:
     """Worker side of the dask executor: adopt the scattered world, then run the task."""
-    from metaeval.study import tasks as task_module
 
     stale = _stale_plugins(spec, task, plugins)  # first: a re-import forgets the worlds
     if stale is not None:
         return stale
     if world is not None:
-        task_module.adopt_world(spec, world)
+        adopt_world(spec, world)
     return run_task(spec, task)
 
 
@@ -234,18 +266,25 @@ def _dask(
 
 # ------------------------------------------------------------------------------ progress
 class _Progress:
-    """A rich progress bar on a terminal, plain lines otherwise, nothing when quiet."""
+    """A rich progress bar on a terminal, plain lines otherwise, nothing when quiet.
 
-    def __init__(self, total: int, resumed: int, quiet: bool):
+    With the seconds each task is estimated to take (timed by ``metaeval study plan``), the
+    bar and the time left follow the work done rather than the number of tasks (tasks of one
+    study differ in cost by orders of magnitude).
+    """
+
+    def __init__(self, total: int, resumed: int, quiet: bool, weights: dict | None = None):
         self.total, self.resumed, self.quiet = total, resumed, quiet
+        self.weights = weights if weights and sum(weights.values()) > 0 else {}
+        self.work = sum(self.weights.values()) if self.weights else float(total)
         self.done = self.failed = 0
+        self.work_done = 0.0
         self.start = time.monotonic()
         self._last_line = 0.0
         self._bar = None
         if not quiet and sys.stderr.isatty():
             from rich.progress import (
                 BarColumn,
-                MofNCompleteColumn,
                 Progress,
                 TextColumn,
                 TimeElapsedColumn,
@@ -255,17 +294,19 @@ class _Progress:
             self._bar = Progress(
                 TextColumn("[bold]tasks"),
                 BarColumn(),
-                MofNCompleteColumn(),
                 TextColumn("{task.fields[status]}"),
                 TimeElapsedColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
                 transient=False,
             )
-            self._id = self._bar.add_task("tasks", total=total, status=self._status())
+            self._id = self._bar.add_task("tasks", total=self.work, status=self._status())
 
     def _status(self) -> str:
-        return f"failed {self.failed}, resumed {self.resumed} units"
+        return (
+            f"{self.done + self.failed}/{self.total}, failed {self.failed}, resumed "
+            f"{self.resumed} units"
+        )
 
     def __enter__(self):
         if self._bar is not None:
@@ -278,18 +319,19 @@ class _Progress:
             )
         return self
 
-    def update(self, ok: bool) -> None:
+    def update(self, ok: bool, task_id: str = "") -> None:
         self.done += ok
         self.failed += not ok
+        self.work_done += self.weights.get(task_id, 0.0) if self.weights else 1.0
         if self._bar is not None:
-            self._bar.update(self._id, completed=self.done + self.failed, status=self._status())
+            self._bar.update(self._id, completed=self.work_done, status=self._status())
             return
         now = time.monotonic()
         finished = self.done + self.failed
         if not self.quiet and (now - self._last_line > 10 or finished == self.total):
             self._last_line = now
-            rate = finished / max(now - self.start, 1e-9)
-            eta = (self.total - finished) / rate if rate > 0 else float("nan")
+            rate = self.work_done / max(now - self.start, 1e-9)
+            eta = (self.work - self.work_done) / rate if rate > 0 else float("nan")
             print(
                 f"tasks {finished}/{self.total} done, {self.failed} failed, ETA {eta:.0f} s",
                 file=sys.stderr,
@@ -355,7 +397,7 @@ def run_study(
     out : str or Path, optional
         The output folder (default ``results/<study name>``). Units already saved there are
         not recomputed; a saved file found missing or damaged is named in a
-        :class:`~metaeval.study.store.StoreWarning` and its units are recomputed.
+        :class:`~metaeval.study.saved.StoreWarning` and its units are recomputed.
     jobs : int
         Worker processes on this machine (joblib loky); 1 runs in this process.
     scheduler : str or dask.distributed.Client, optional
@@ -382,6 +424,7 @@ def run_study(
         another study, by another metaeval version, or with a manifest that cannot be read.
     """
     from metaeval._warnings import warn
+    from metaeval.study.estimate import saved_estimate
 
     out = Path(out) if out is not None else default_out(spec)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -402,11 +445,14 @@ def run_study(
         notices.append(f"{out}: {unused}")
     for line in notices:
         warn(line, StoreWarning)
+    timed = saved_estimate(store, spec, plan)  # by ``metaeval study plan``, if it ran here
+    weights = timed[0].task_seconds(plan) if timed is not None else None
     executor = "dask" if scheduler is not None else f"loky x{jobs}"
     store.open(
         spec,
         plan,
         data=data_digests(spec),
+        worlds=world_facts(spec),
         allow_version_change=allow_version_change,
         executor=executor,
         saved=saved,
@@ -419,6 +465,7 @@ def run_study(
         notices=notices,
     )
     by_id = {t.id: t for t in plan.tasks}
+    shown: set[tuple] = set()
     outcomes = (
         _dask(spec, plan.tasks, scheduler, retries, plugins)
         if scheduler is not None
@@ -428,9 +475,13 @@ def run_study(
     # between two tasks, or after the last, is never the default (an abrupt exit).
     with _sigterm_as_interrupt():
         try:
-            with _Progress(len(plan.tasks), plan.n_done, quiet) as bar:
+            with _Progress(len(plan.tasks), plan.n_done, quiet, weights) as bar:
                 for outcome in outcomes:
                     task = by_id[outcome.task_id]
+                    for caught in outcome.warnings:  # once per study, however many workers
+                        if caught not in shown:
+                            shown.add(caught)
+                            warn(caught[1], caught[0])
                     summary.task_seconds += outcome.seconds
                     summary.criteria_seconds += outcome.criteria_seconds
                     if outcome.ok:
@@ -441,7 +492,7 @@ def run_study(
                         store.write_failure(task, outcome.error, outcome.traceback)
                         summary.failed += 1
                         summary.failures.append(f"{task.id}: {outcome.error}")
-                    bar.update(outcome.ok)
+                    bar.update(outcome.ok, task.id)
             _analytic_claims(spec, store)
         except KeyboardInterrupt:
             summary.interrupted = True

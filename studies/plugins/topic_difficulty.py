@@ -19,10 +19,12 @@ Statistics
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Real
 from typing import ClassVar
 
 import numpy as np
 
+from metaeval._constraints import Interval
 from metaeval.study.criteria import Criterion, register_criterion, rows
 
 
@@ -35,10 +37,8 @@ class TopicDifficulty(Criterion):
     fraction: float = 0.5
     kind: ClassVar[str] = "topic_difficulty"
     at_degraded: ClassVar[bool] = False
-
-    def _validate(self):
-        if not isinstance(self.fraction, (int, float)) or not 0 < self.fraction <= 0.5:
-            raise ValueError(f"fraction must be in (0, 0.5], got {self.fraction!r}")
+    # checked by the Criterion base class, which names the parameter in a study file's error
+    _constraints: ClassVar[dict] = {"fraction": Interval(Real, 0, 0.5, closed="right")}
 
     def compute(self, ctx, measures):
         from metaeval.meta.robustness import rank_correlations

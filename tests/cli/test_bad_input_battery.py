@@ -2312,7 +2312,10 @@ def _api_dicts(d):
 
 
 def _api_skip(d):
-    got = M("metaeval").evaluate({"B": ref_run(RUN_B)[1]}, ref_qrels(QRELS), ["AP"], missing="skip")
+    with pytest.warns(UserWarning, match="have no judgments"):  # run B's topic 99
+        got = M("metaeval").evaluate(
+            {"B": ref_run(RUN_B)[1]}, ref_qrels(QRELS), ["AP"], missing="skip"
+        )
     return compare_frames(got, oracle(QRELS, [RUN_B], ["AP"], missing="skip"))
 
 

@@ -77,3 +77,28 @@ def test_unknown_trec_eval_name_suggests_the_right_one(files, cli):
     code, _, err = cli(["evaluate", qrels, runs[0], "-m", "ndcg_cutt.10"])
     assert code == 2 and err.count("\n") == 1
     assert "did you mean 'ndcg_cut.10'" in err
+
+
+def test_level_option_is_trec_eval_l_and_its_absence_is_noted(files, cli):
+    qrels, runs = files
+    args = ["evaluate", str(qrels), str(runs[0]), "--format", "trec_eval", "-m", "P.10"]
+    code, out, err = cli([*args, "-m", "map", "-m", "P(rel=3)@5", "-l", "2"])
+    assert code == 0 and not err, err
+    got = {line.split("\t")[0].strip(): float(line.split("\t")[2]) for line in out.splitlines()[1:]}
+    run = metaeval.read_runs([runs[0]])[0].to_dict()
+    judged = metaeval.read_qrels(qrels).to_dict()
+    per_topic = pytrec_eval.RelevanceEvaluator(judged, {"P_10", "map"}, relevance_level=2).evaluate(
+        run
+    )
+    for name in ("P_10", "map"):  # named as trec_eval names them, whatever the level
+        mean = sum(v[name] for v in per_topic.values()) / len(per_topic)
+        assert got[name] == pytest.approx(mean, abs=5.01e-5), name
+    # a level written in the name is kept: P(rel=3)@5 is not moved to 2
+    strict = pytrec_eval.RelevanceEvaluator(judged, {"P_5"}, relevance_level=3).evaluate(run)
+    assert got["P(rel=3)@5"] == pytest.approx(
+        sum(v["P_5"] for v in strict.values()) / len(strict), abs=5.01e-5
+    )
+    # without -l on graded qrels, one line says which measures count grade 1 as relevant
+    code, out, err = cli([*args, "-m", "nDCG@10"])
+    assert code == 0 and err.count("\n") == 1
+    assert "P.10 counts every grade >= 1 as relevant" in err and "nDCG" not in err

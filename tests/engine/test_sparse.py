@@ -62,10 +62,7 @@ VARIANTS = [
 
 
 def all_measures():
-    base = [
-        cls(**({cls.cutoff_field: 5} if cls.cutoff_required else {}))
-        for cls in registered().values()
-    ]
+    base = [cls.example() for cls in registered().values()]
     base += [parse_measure(v) for v in VARIANTS]
     return base + [m.condensed() for m in base]
 

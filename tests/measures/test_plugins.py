@@ -100,7 +100,7 @@ def test_cli_evaluate_with_plugin(files):
         ],
     )
     assert result.exit_code == 0, result.output
-    rows = {r["measure"]: r["value"] for r in json.loads(result.output)}
+    rows = {r["measure"]: r["value"] for r in json.loads(result.stdout)}
     assert rows["RprecHalf"] == pytest.approx(0.75)
     assert rows["RprecHalf'"] == pytest.approx(0.75)
     assert 0 < rows["GAP"] < 1
@@ -224,5 +224,5 @@ def test_entry_point_group_registers_measures(monkeypatch, tmp_path):
     finally:
         from metaeval.measures import base
 
-        base._REGISTRY.pop("EntryPointOnes", None)  # keep later tests' registry as it was
+        base._REGISTRY.remove("EntryPointOnes")  # keep later tests' registry as it was
         sys.modules.pop("ep_measures_pkg", None)

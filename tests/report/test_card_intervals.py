@@ -206,11 +206,13 @@ def _robustness_study():
 
 
 def test_a_report_section_shows_the_interval_of_the_mean_not_the_trial_percentiles():
-    from metaeval.report import _Report, _robustness
+    from metaeval.report.model import Report
+    from metaeval.report.reader import StudyOutput
+    from metaeval.report.sections.robustness import robustness
 
     data, results = _robustness_study()
-    rep = _Report(data)
-    blocks = _robustness(rep, rep.results)
+    rep = Report(StudyOutput(**data))
+    blocks = robustness(rep, rep.results)
     text = " ".join(b.text for b in blocks if b.kind == "text")
     assert "percentile" not in text
     assert "95% intervals over 40 topics (200 paired resamples), 5 trials" in text

@@ -11,7 +11,8 @@ from scipy.stats import kendalltau
 
 from metaeval.report.claims import FAILS, HOLDS, UNSURE, judge_claims
 from metaeval.report.inference import Evidence, Sources, Values, interval
-from metaeval.study import load_results, load_spec, run_study, tasks
+from metaeval.study import load_results, load_spec, run_study, tasks, worlds
+from metaeval.study.context import Context
 from tests.conftest import need_data
 
 STUDY = """
@@ -58,7 +59,7 @@ def paired(tmp_path_factory):
     path = folder / "study.toml"
     path.write_text(STUDY.format(extra=""))
     spec = load_spec(path)
-    tasks.clear_cache()
+    worlds.clear_cache()
     run_study(spec, folder / "out", quiet=True)
     return spec, folder / "out"
 
@@ -77,7 +78,7 @@ def test_saved_resamples_are_the_statistic_recomputed_on_the_resampled_topics(pa
     from metaeval.meta import discriminative_power
 
     spec, out = paired
-    world = tasks.load_world(spec, "sim", 0)
+    world = worlds.load_world(spec, "sim", 0)
     idx = world.topic_resamples(spec.seed, spec.topic_resamples)
     ap = parse_measure("AP").compute(world.tensor)
     # the degraded scores of trial 1 at 30%
@@ -94,8 +95,8 @@ def test_saved_resamples_are_the_statistic_recomputed_on_the_resampled_topics(pa
     power = []
     for i in idx:
         if len(i) not in inner:
-            ctx = tasks.Context(spec, world, world.tensor, level="full", degrader="", trial=0,
-                                level_cache={}).bind(spec.criterion("discriminative_power"))  # fmt: skip
+            ctx = Context(spec, world, world.tensor, level="full", degrader="", trial=0,
+                          level_cache={}).bind(spec.criterion("discriminative_power"))  # fmt: skip
             inner[len(i)] = ctx.resamples("bootstrap", 100)
         power.append(discriminative_power(p10[:, i], resamples=inner[len(i)]).power)
     saved = _saved(out, criterion="discriminative_power", statistic="power", measure="P@10")
@@ -110,10 +111,10 @@ def _tasks(spec):
 
 def test_resamples_are_paired_across_measures_levels_and_criteria(paired):
     spec, _ = paired
-    world = tasks.load_world(spec, "sim", 0)
+    world = worlds.load_world(spec, "sim", 0)
     a = world.topic_resamples(spec.seed, spec.topic_resamples)
-    tasks.clear_cache()
-    b = tasks.load_world(spec, "sim", 0).topic_resamples(spec.seed, spec.topic_resamples)
+    worlds.clear_cache()
+    b = worlds.load_world(spec, "sim", 0).topic_resamples(spec.seed, spec.topic_resamples)
     np.testing.assert_array_equal(a, b)  # one draw per world instance, whoever asks
     assert a.shape == (30, 16)
 

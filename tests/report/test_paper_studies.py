@@ -96,7 +96,7 @@ def test_best_runs_keeps_the_runs_with_the_best_mean(collection, tmp_path):
     from metaeval import EvalTensor, read_qrels, read_runs
     from metaeval.measures import parse_measure
     from metaeval.study import load_results, load_spec, run_study
-    from metaeval.study.tasks import load_world
+    from metaeval.study.worlds import load_world
 
     text = f"""
 schema = 1
@@ -107,6 +107,7 @@ seed = 3
 id = "best"
 kind = "trec"
 qrels = "{collection / "qrels.txt"}"
+rel = 1
 runs = "{collection / "runs" / "*"}"
 best_runs = {{ n = 5, by = "P@10" }}
 [measures]

@@ -141,7 +141,7 @@ def test_incomplete_study_gets_a_banner(saved, tmp_path):
     shutil.copytree(saved, copy)
     for f in sorted((copy / "results" / "units").glob("*.parquet"))[:2]:
         f.unlink()
-    from metaeval.study.store import StoreWarning
+    from metaeval.study.saved import StoreWarning
 
     # the report reads what is saved and says, once, which records are missing
     with pytest.warns(StoreWarning, match="are missing"):
@@ -429,9 +429,18 @@ def test_audit_of_the_sakai_kando_study_on_a_small_simulated_world(tmp_path, cap
     path.write_text(text)
     import metaeval.report
 
-    builds = []
+    builds, built = [], {}
     build = metaeval.report.build
-    monkeypatch.setattr(metaeval.report, "build", lambda d: builds.append(d) or build(d))
+
+    def build_once(directory):
+        # the --strict audit below reads the same saved results: it reuses this build (checked
+        # here) instead of building the report a second time, for time
+        builds.append(directory)
+        if directory not in built:
+            built[directory] = build(directory)
+        return built[directory]
+
+    monkeypatch.setattr(metaeval.report, "build", build_once)
     code = run(["audit", str(path), "--out", str(tmp_path / "out"), "--jobs", "2", "--quiet"])
     out = capsys.readouterr().out
     assert code == 0, out
@@ -448,6 +457,7 @@ def test_audit_of_the_sakai_kando_study_on_a_small_simulated_world(tmp_path, cap
     strict = run(["audit", str(path), "--out", str(tmp_path / "out"), "--quiet", "--strict"])
     fails = "does not hold" in capsys.readouterr().out.split("\n\n")[0]
     assert strict == (1 if fails else 0)
+    assert len(builds) == 2 and builds[1] == builds[0]  # the same saved results, resumed
 
 
 SMALL_WORLD = """schema = 1

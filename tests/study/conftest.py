@@ -7,14 +7,14 @@ import textwrap
 import numpy as np
 import pytest
 
-from metaeval.study import tasks
+from metaeval.study import worlds
 
 
 @pytest.fixture(autouse=True)
 def _fresh_worker_cache():
-    tasks.clear_cache()
+    worlds.clear_cache()
     yield
-    tasks.clear_cache()
+    worlds.clear_cache()
 
 
 @pytest.fixture(scope="session")

@@ -157,7 +157,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(small_spec, tmp_path):
     while time.time() < deadline and len(list(units.glob("*.parquet"))) < 3:
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    proc.communicate()  # reaps it and closes the stderr pipe
     saved = {p.name: p.stat().st_mtime_ns for p in units.glob("*.parquet")}
     spec = load_spec(spec_path)
     total = len(make_plan(spec).tasks)
@@ -257,3 +257,23 @@ def test_load_results_reads_the_analytic_claims_table(tmp_path):
     Store(tmp_path).write_claims(run_check("SK8", {**check, "expect": 0.4013}))
     assert [p.parent.name for p in (tmp_path / "results").glob("*/*.parquet")] == ["claims"]
     assert list(load_results(tmp_path, "claims")["claim"]) == ["SK8"]
+
+
+def test_a_warning_raised_in_workers_is_shown_once_by_the_driver(tmp_path, capfd):
+    """Every task warns (the level is above every grade); with two worker processes the
+    warning comes out once, in the command line's format, not raw from each worker."""
+    from metaeval.cli import run
+
+    spec = tmp_path / "warns.toml"
+    spec.write_text(
+        'schema = 1\n[study]\nname = "warns"\nseed = 1\ntopic_resamples = 10\n'
+        '[[worlds]]\nid = "sim"\nkind = "simulator"\npreset = "trec_like"\nn_topics = 8\n'
+        "n_systems = 5\nreplicates = 3\nparams = { n_candidates = 200, rel_median = 10.0, "
+        "depth = 60, pool_depth = 15 }\n"
+        '[measures]\nnames = ["AP", "P(rel=5)@10"]\n'
+        '[[criteria]]\nkind = "discriminative_power"\nB = 50\n'
+    )
+    assert run(["study", "run", str(spec), "--out", str(tmp_path / "out"), "-j", "2", "-q"]) == 0
+    err = capfd.readouterr().err
+    assert err.count("rel=5 is above the highest grade") == 1, err
+    assert err.startswith("warning: P(rel=5)@10") and "UserWarning" not in err

@@ -18,7 +18,7 @@ from metaeval.report import build
 from metaeval.stats.error_rates import _mean_bootstrap_p, error_rates
 from metaeval.study import SpecError, load_spec
 from metaeval.study.runner import run_study
-from metaeval.study.store import load_results
+from metaeval.study.saved import load_results
 
 # ------------------------------------------------------------------------------ options
 

@@ -158,6 +158,7 @@ topic_resamples = 0
 id = "w"
 kind = "trec"
 qrels = "{trec_files}/qrels.txt"
+rel = 1
 runs = "{trec_files}/runs/*"
 [measures]
 names = ["AP"]

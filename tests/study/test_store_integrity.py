@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from metaeval.study import load_results, load_spec, make_plan, run_study
-from metaeval.study.store import Store, StoreError, StoreWarning
+from metaeval.study.saved import StoreError, StoreWarning
+from metaeval.study.store import Store
 from tests.study.conftest import write_spec
 
 TINY = """

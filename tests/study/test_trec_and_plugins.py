@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,7 +17,6 @@ import pytest
 
 from metaeval.cli import run
 from metaeval.study import load_results, load_spec, make_plan, run_study
-from metaeval.study.tasks import fold_grades
 from tests.study.conftest import write_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +34,7 @@ topic_resamples = 20
 id = "files"
 kind = "trec"
 qrels = "{root}/qrels.txt"
+rel = 1
 runs = "{root}/runs/*.run"
 topics = ["q001", "q002", "q003", "q004", "q005", "q006", "q007", "q008"]
 run_names = ["sys001", "sys002", "sys003", "sys004", "sys005"]
@@ -100,12 +101,14 @@ def test_fold_grades_keeps_the_top_grades():
     from metaeval import Qrels
 
     q = Qrels.from_dict({"t": {"a": 0, "b": 1, "c": 2, "d": 3, "e": -1}})
-    folded = fold_grades(q, 2).to_dict()["t"]
+    folded = q.fold_grades(2).to_dict()["t"]
     assert folded == {"a": 0, "b": 0, "c": 1, "d": 2, "e": -1}
     three = Qrels.from_dict({"t": {"a": 0, "b": 1, "c": 2}})
-    assert fold_grades(three, 2).to_dict() == three.to_dict()  # a 0-2 collection is unchanged
+    assert three.fold_grades(2).to_dict() == three.to_dict()  # a 0-2 collection is unchanged
     binary = Qrels.from_dict({"t": {"a": 0, "b": 1, "c": -1}})
-    assert fold_grades(binary, 2).to_dict() == binary.to_dict()  # a binary one too
+    assert binary.fold_grades(2).to_dict() == binary.to_dict()  # a binary one too
+    with pytest.raises(ValueError, match="top_grades"):
+        q.fold_grades(0)
 
 
 CRITERION_PLUGIN = '''
@@ -233,6 +236,44 @@ def test_study_commands(tmp_path, small_spec, capsys):
     bad.write_text(path.read_text().replace("seed = 7", "seed = -7"))
     assert run(["study", "run", str(bad)]) == 2
     assert "bad.toml: study.seed: must be a non-negative integer" in capsys.readouterr().err
+
+
+def test_plan_saves_its_timings_and_later_plans_and_runs_reuse_them(tmp_path, small_spec, capsys):
+    import json
+
+    from metaeval.study import Store
+    from metaeval.study.estimate import saved_estimate
+
+    path = small_spec(("AP", "P@5"))
+    out = tmp_path / "out"
+    assert run(["study", "plan", str(path), "--out", str(out), "-j", "2"]) == 0
+    first = capsys.readouterr().out
+    assert "saved in estimate.json" in first
+    saved = json.loads((out / "estimate.json").read_text())
+    assert {c for _, c, _ in saved["unit_seconds"]} == {
+        "robustness", "discriminative_power", "significance_changes", "stability", "agreement"
+    }  # fmt: skip
+    # the same study again: not timed, the same estimate
+    assert run(["study", "plan", str(path), "--out", str(out), "-j", "2"]) == 0
+    again = capsys.readouterr().out
+    assert "timed by an earlier plan" in again
+    estimate = re.compile(r"estimated time: (\d+) s of worker time, about (\d+) s")
+    assert estimate.search(again).groups() == estimate.search(first).groups()
+    # a folder holding only them is the store's own, and --replace keeps them; the run
+    # weighs its progress by each task's estimated seconds
+    assert run(["study", "run", str(path), "--out", str(out), "--replace"]) == 0
+    assert re.search(r"tasks 6/6 done, 0 failed, ETA 0 s", capsys.readouterr().err)
+    assert (out / "estimate.json").is_file()
+    spec = load_spec(path)
+    plan = make_plan(spec)
+    cost, _ = saved_estimate(Store(out), spec, plan)
+    weights = cost.task_seconds(plan)
+    assert set(weights) == {t.id for t in plan.tasks} and min(weights.values()) > 0
+    assert sum(weights.values()) == pytest.approx(cost.table["seconds"].sum())
+    # another study file text: timed again
+    path.write_text(path.read_text().replace("seed = 7", "seed = 8"))
+    assert run(["study", "plan", str(path), "--out", str(tmp_path / "other")]) == 0
+    assert "saved in estimate.json" in capsys.readouterr().out
 
 
 def test_cost_estimate_covers_every_unit_left(small_spec):

@@ -422,6 +422,58 @@ def maxent_distribution(
     >>> np.round(r.p, 4).tolist()
     [0.4, 0.4, 0.4, 0.4, 0.4, 0.2, 0.2, 0.2, 0.2, 0.2]
     """
+    problem = _checked_problem(
+        measure, value, length, n_relevant, n_retrieved_relevant,
+        tol=tol, max_iter=max_iter, boundary_tol=boundary_tol, stationarity_tol=stationarity_tol,
+    )  # fmt: skip
+    return _result(problem, _solve(problem), warn)
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """The checked inputs of a solve, as a batch of B lists of at most N ranks and G grades."""
+
+    exp0: Any  # the expectation as given (binary or graded)
+    exp: Any  # graded: a binary one is solved as one grade
+    label: str  # the measure as messages name it
+    single: bool  # a scalar value: the result is one list's
+    bshape: tuple  # the shape of the values, which the result takes
+    v: np.ndarray  # (B,) values
+    length: np.ndarray  # (B,) list lengths
+    R: np.ndarray  # (B,) or (B, G) relevant counts
+    M: np.ndarray  # (B, G) sum constraints
+    G: int
+    feasible_counts: np.ndarray  # (B,) the counts fit in the list
+    tol: float
+    max_iter: int
+    boundary_tol: float
+    stationarity_tol: float
+
+    @property
+    def B(self) -> int:
+        return self.v.size
+
+    @property
+    def N(self) -> int:
+        return int(self.length.max())
+
+
+@dataclass(frozen=True)
+class _Solution:
+    P: np.ndarray  # (B, N, G + 1) probability of each grade at each rank
+    multipliers: np.ndarray
+    iterations: np.ndarray
+    converged: np.ndarray
+    stationarity: np.ndarray
+    feasible: np.ndarray
+    boundary: np.ndarray
+
+
+def _checked_problem(
+    measure, value, length, n_relevant, n_retrieved_relevant, **tolerances
+) -> _Problem:
+    """Input checks: the measure's expectation, tolerances, and the counts broadcast to a
+    batch; a ValueError for malformed input (and for counts that exceed a single list)."""
     exp0 = expectation_for(measure)
     # messages name the measure as it prints everywhere (str of the parsed measure)
     label = (
@@ -429,54 +481,70 @@ def maxent_distribution(
         if isinstance(measure, (str, Measure))
         else getattr(exp0, "name", type(exp0).__name__)
     )
-    tol = check_real("tol", tol, min=0.0, min_open=True)
-    max_iter = check_int("max_iter", max_iter, min=1)
-    boundary_tol = check_real("boundary_tol", boundary_tol, min=0.0)
-    stationarity_tol = check_real("stationarity_tol", stationarity_tol, min=0.0, min_open=True)
+    tol = check_real("tol", tolerances["tol"], min=0.0, min_open=True)
+    max_iter = check_int("max_iter", tolerances["max_iter"], min=1)
+    boundary_tol = check_real("boundary_tol", tolerances["boundary_tol"], min=0.0)
+    stationarity_tol = check_real(
+        "stationarity_tol", tolerances["stationarity_tol"], min=0.0, min_open=True
+    )
     single, bshape, v, length, R, M, G = _broadcast_inputs(
         exp0, value, length, n_relevant, n_retrieved_relevant
     )
-    exp = exp0 if exp0.graded else _BinaryAsGraded(exp0)
-    B = v.size
-    N = int(length.max())
-    if np.any(M.sum(-1) > length + 1e-12):
-        bad = np.flatnonzero(M.sum(-1) > length + 1e-12)
-        if single:
-            raise ValueError(
-                f"n_retrieved_relevant ({M[0].sum():g}) exceeds the list length ({length[0]})"
-            )
-        feasible_counts = np.ones(B, bool)
-        feasible_counts[bad] = False
-    else:
-        feasible_counts = np.ones(B, bool)
+    feasible_counts = M.sum(-1) <= length + 1e-12
+    if single and not feasible_counts[0]:
+        raise ValueError(
+            f"n_retrieved_relevant ({M[0].sum():g}) exceeds the list length ({length[0]})"
+        )
     if np.any(~np.isfinite(v)):
         raise ValueError("value must be finite")
+    return _Problem(
+        exp0=exp0,
+        exp=exp0 if exp0.graded else _BinaryAsGraded(exp0),
+        label=label,
+        single=single,
+        bshape=bshape,
+        v=v,
+        length=length,
+        R=R,
+        M=M,
+        G=G,
+        feasible_counts=feasible_counts,
+        tol=tol,
+        max_iter=max_iter,
+        boundary_tol=boundary_tol,
+        stationarity_tol=stationarity_tol,
+    )
 
-    valid = np.arange(N)[None, :] < length[:, None]
-    counts_full = np.concatenate([(length - M.sum(-1))[:, None], M], axis=1)
+
+def _solve(pb: _Problem) -> _Solution:
+    """Place each list: a value at an extreme of its feasible range takes the extreme
+    (optimal-face) distribution, an interior value is solved by the dual (see the module
+    docstring); an infeasible one is left NaN (a single list raises)."""
+    B, N, G, v, exp = pb.B, pb.N, pb.G, pb.v, pb.exp
+    valid = np.arange(N)[None, :] < pb.length[:, None]
+    counts_full = np.concatenate([(pb.length - pb.M.sum(-1))[:, None], pb.M], axis=1)
     gmask = counts_full > 1e-300
-    Rarg = R if exp0.graded else R
 
     # --- feasible range, boundaries -----------------------------------------------------
-    Mc = np.where(feasible_counts[:, None], M, 0.0)
+    Mc = np.where(pb.feasible_counts[:, None], pb.M, 0.0)
     # a user-defined expectation without ``extreme`` gets no boundary handling: its values
     # are solved as interior points (and a value outside the range fails to converge)
     ext = getattr(exp, "extreme", None)
-    Pmax = ext("max", Mc, length, Rarg, N) if ext is not None else None
-    Pmin = ext("min", Mc, length, Rarg, N) if ext is not None else None
+    Pmax = ext("max", Mc, pb.length, pb.R, N) if ext is not None else None
+    Pmin = ext("min", Mc, pb.length, pb.R, N) if ext is not None else None
     if Pmax is None or Pmin is None:
         vmax, vmin = np.full(B, np.inf), np.full(B, -np.inf)
     else:
-        vmax, vmin = exp.value(Pmax, Rarg), exp.value(Pmin, Rarg)
-    at_max = np.abs(v - vmax) <= boundary_tol
-    at_min = np.abs(v - vmin) <= boundary_tol
-    feasible = feasible_counts & (v <= vmax + boundary_tol) & (v >= vmin - boundary_tol)
+        vmax, vmin = exp.value(Pmax, pb.R), exp.value(Pmin, pb.R)
+    at_max = np.abs(v - vmax) <= pb.boundary_tol
+    at_min = np.abs(v - vmin) <= pb.boundary_tol
+    feasible = pb.feasible_counts & (v <= vmax + pb.boundary_tol) & (v >= vmin - pb.boundary_tol)
     # a range of zero width (e.g. every rank forced) is the boundary
     boundary = feasible & (at_max | at_min)
     interior = feasible & ~boundary
-    if single and not feasible[0]:
+    if pb.single and not feasible[0]:
         raise ValueError(
-            f"value {v[0]:g} is not achievable for {label} with these counts: "
+            f"value {v[0]:g} is not achievable for {pb.label} with these counts: "
             f"achievable range [{vmin[0]:g}, {vmax[0]:g}]"
         )
 
@@ -494,76 +562,78 @@ def maxent_distribution(
         Pb, lamb, itb, convb, statb = _solve_interior(
             exp,
             v[b],
-            M[b],
-            Rarg[b],
-            length[b],
+            pb.M[b],
+            pb.R[b],
+            pb.length[b],
             valid[b],
             gmask[b],
-            tol,
-            stationarity_tol,
-            int(max_iter),
+            pb.tol,
+            pb.stationarity_tol,
+            int(pb.max_iter),
         )
         P[b], lam[b], iters[b], converged[b], stat[b] = Pb, lamb, itb, convb, statb
+    return _Solution(P, lam, iters, converged, stat, feasible, boundary)
 
-    # --- residuals, entropy -------------------------------------------------------------
-    ok = feasible
-    Pok = np.where(ok[:, None, None], P, np.where(np.arange(G + 1) == 0, 1.0, 0.0))
+
+def _result(pb: _Problem, sol: _Solution, warn: bool) -> MaxEntResult:
+    """Residuals and entropy of the solution, shaped as the values were given."""
+    B, G = pb.B, pb.G
+    ok = sol.feasible
+    Pok = np.where(ok[:, None, None], sol.P, np.where(np.arange(G + 1) == 0, 1.0, 0.0))
     with np.errstate(invalid="ignore"):
-        mres = np.where(ok, exp.value(Pok, Rarg) - v, np.nan)
-        cres = np.where(ok[:, None], Pok[..., 1:].sum(1) - M, np.nan)
+        mres = np.where(ok, pb.exp.value(Pok, pb.R) - pb.v, np.nan)
+        cres = np.where(ok[:, None], Pok[..., 1:].sum(1) - pb.M, np.nan)
         H = np.where(ok, -_xlogx(Pok).sum((1, 2)), np.nan)
-    converged = converged & ok
+    converged = sol.converged & ok
     if warn:
-        nbad = int((~feasible).sum())
-        nnc = int((feasible & ~converged).sum())
+        nbad = int((~sol.feasible).sum())
+        nnc = int((sol.feasible & ~converged).sum())
         if nbad or nnc:
             _warn(
-                f"maxent_distribution({label}): {nnc} of {B} lists did not converge and "
+                f"maxent_distribution({pb.label}): {nnc} of {B} lists did not converge and "
                 f"{nbad} were infeasible (see MaxEntResult.converged / .feasible)",
                 MaxEntConvergenceWarning,
             )
 
-    if not exp0.graded:
-        p_out = P[..., 1]
+    if not pb.exp0.graded:
+        p_out = sol.P[..., 1]
         cres = cres[:, 0]
     else:
-        p_out = P
+        p_out = sol.P
 
-    def _shape(x, extra=()):
-        if single:
-            return x.reshape(x.shape[1:])[()] if x.ndim > 1 else x[0]
-        return x.reshape(bshape + x.shape[1:])
-
-    if single:
-        L = length[0]
-        p_single = p_out[0, :L]
+    if pb.single:
+        L = pb.length[0]
         return MaxEntResult(
-            p=p_single,
+            p=p_out[0, :L],
             entropy=float(H[0]),
             measure_residual=float(mres[0]),
-            count_residual=cres[0] if exp0.graded else float(cres[0]),
+            count_residual=cres[0] if pb.exp0.graded else float(cres[0]),
             converged=bool(converged[0]),
-            feasible=bool(feasible[0]),
-            boundary=bool(boundary[0]),
-            iterations=int(iters[0]),
-            multipliers=lam[0],
-            stationarity=float(stat[0]),
-            value=float(v[0]),
+            feasible=bool(sol.feasible[0]),
+            boundary=bool(sol.boundary[0]),
+            iterations=int(sol.iterations[0]),
+            multipliers=sol.multipliers[0],
+            stationarity=float(sol.stationarity[0]),
+            value=float(pb.v[0]),
             length=int(L),
         )
+
+    def shaped(x):
+        return x.reshape(pb.bshape + x.shape[1:])
+
     return MaxEntResult(
-        p=_shape(p_out),
-        entropy=_shape(H),
-        measure_residual=_shape(mres),
-        count_residual=_shape(cres),
-        converged=_shape(converged),
-        feasible=_shape(feasible),
-        boundary=_shape(boundary),
-        iterations=_shape(iters),
-        multipliers=_shape(lam),
-        stationarity=_shape(stat),
-        value=_shape(v),
-        length=_shape(length),
+        p=shaped(p_out),
+        entropy=shaped(H),
+        measure_residual=shaped(mres),
+        count_residual=shaped(cres),
+        converged=shaped(converged),
+        feasible=shaped(sol.feasible),
+        boundary=shaped(sol.boundary),
+        iterations=shaped(sol.iterations),
+        multipliers=shaped(sol.multipliers),
+        stationarity=shaped(sol.stationarity),
+        value=shaped(pb.v),
+        length=shaped(pb.length),
     )
 
 

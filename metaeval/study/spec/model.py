@@ -1,0 +1,342 @@
+"""What a study file says, as frozen dataclasses (worlds, degraders, measures, criteria,
+claims, the study), with the identities and digests results are keyed by."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from metaeval.study.spec.table import _thaw
+
+SCHEMA = 1
+#: The confidence of intervals and verdicts, and the number of paired topic resamples each
+#: statistic is recomputed on, when a study file does not say.
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_TOPIC_RESAMPLES = 200
+#: The level of a study's results with the full judgments.
+FULL = "full"
+
+
+# ------------------------------------------------------------------------------- the spec
+@dataclass(frozen=True)
+class TrecWorld:
+    """A TREC collection: a qrels file and run files, with optional topic and run subsets."""
+
+    id: str
+    qrels: Path
+    runs: tuple[Path, ...]
+    topics: Any = None
+    run_names: Any = None
+    rel: int = 1
+    top_grades: int | None = None
+    depth: int | None = None
+    best_runs: tuple = ()
+    #: the file gives ``rel`` (a graded collection without it, or top_grades, is warned about)
+    rel_stated: bool = False
+    kind: str = field(default="trec", init=False)
+    replicates: int = field(default=1, init=False)
+
+    def identity(self) -> dict:
+        """What the world *is*: its files by content (SHA-256), not by path, and its options."""
+        return {
+            "kind": "trec",
+            "qrels": file_digest(self.qrels),
+            "runs": sorted(file_digest(p) for p in self.runs),
+            "topics": _jsonable(self.topics),
+            "run_names": _jsonable(self.run_names),
+            "rel": self.rel,
+            "top_grades": self.top_grades,
+            "depth": self.depth,
+        } | _best_identity(self.best_runs)
+
+    def files(self) -> list[Path]:
+        return [self.qrels, *self.runs]
+
+
+@dataclass(frozen=True)
+class SimWorld:
+    """A simulated world (a preset of :mod:`simulators`, with parameters), drawn ``replicates``
+    times; it knows its truth."""
+
+    id: str
+    preset: str
+    n_topics: int
+    n_systems: int
+    replicates: int = 1
+    params: tuple = ()
+    rel: int = 1
+    best_runs: tuple = ()
+    kind: str = field(default="simulator", init=False)
+
+    def identity(self) -> dict:
+        return {
+            "kind": "simulator",
+            "preset": self.preset,
+            "n_topics": self.n_topics,
+            "n_systems": self.n_systems,
+            "params": _jsonable(self.params),
+            "rel": self.rel,
+        } | _best_identity(self.best_runs)
+
+    def files(self) -> list[Path]:
+        return []
+
+
+@dataclass(frozen=True)
+class ScoresWorld:
+    """A score-level world (:mod:`simulators.scores`): margins and copulas fitted to the
+    per-topic scores of real runs (one CSV matrix of one measure per collection), drawn
+    ``replicates`` times on ``n_topics`` new topics; it knows each system's expected score.
+
+    ``design = "systems"`` simulates every kept run of the first collection together (one
+    copula over them); ``design = "pairs"`` makes ``pairs`` pairs per replicate by the
+    protocol of Urbano, Lima & Hanjalic (2019): null pairs (``delta = 0``) or pairs whose
+    expected scores differ by ``delta``.
+    """
+
+    id: str
+    scores: tuple[Path, ...]
+    measure: str
+    n_topics: int
+    replicates: int = 1
+    design: str = "systems"
+    pairs: int = 1000
+    delta: float = 0.0
+    copula: str = "gaussian"
+    margins: tuple | None = None
+    support: tuple | None = None
+    select: str = "aic"
+    copula_families: tuple | None = None
+    drop_bottom: float = 0.1
+    kind: str = field(default="scores", init=False)
+    rel: int = field(default=1, init=False)
+    best_runs: tuple = field(default=(), init=False)
+
+    def identity(self) -> dict:
+        return {
+            "kind": "scores",
+            "scores": [file_digest(p) for p in self.scores],
+            "measure": self.measure,
+            "n_topics": self.n_topics,
+            "design": self.design,
+            "pairs": self.pairs if self.design == "pairs" else None,
+            "delta": self.delta if self.design == "pairs" else None,
+            "copula": self.copula if self.design == "systems" else "pair",
+            "margins": _jsonable(self.margins),
+            "support": _jsonable(self.support),
+            "select": self.select,
+            "copula_families": _jsonable(self.copula_families),
+            "drop_bottom": self.drop_bottom,
+        }
+
+    def files(self) -> list[Path]:
+        return list(self.scores)
+
+
+World = TrecWorld | SimWorld | ScoresWorld
+
+
+def provides(world: World, measure: str) -> bool:
+    """Whether a world has scores of the measure (a score-level world has one measure)."""
+    return world.kind != "scores" or world.measure == measure
+
+
+def _best_identity(best_runs: tuple) -> dict:
+    """A world restricted to its best runs is another world; an unrestricted one keeps the
+    identity it always had (so its saved results stay valid)."""
+    return {"best_runs": _jsonable(best_runs)} if best_runs else {}
+
+
+@dataclass(frozen=True)
+class DegraderSpec:
+    """A degrader, its levels and its number of trials."""
+
+    id: str
+    method: str
+    levels: tuple
+    trials: int = 1
+    params: tuple = ()
+
+    def identity(self) -> dict:
+        """The degrade stream's identity leaves the levels out, so levels stay nested and a
+        level added later is drawn from the same trials."""
+        return {"method": self.method, "params": _jsonable(self.params)}
+
+    def make(self):
+        """The :class:`simulators.Degrader` with these levels and parameters."""
+        from simulators.degraders import level_field, make_degrader
+
+        return make_degrader(
+            self.method, **{level_field(self.method): self.levels}, **_params(self.params)
+        )
+
+
+@dataclass(frozen=True)
+class CriterionSpec:
+    """A criterion: its kind, the levels it is computed at, an optional topic filter, its
+    parameters, and the worlds it runs on (empty: every world)."""
+
+    id: str
+    kind: str
+    levels: Any = None  # None: the criterion's default; "all"; or a tuple
+    topic_filter: tuple = ()
+    params: tuple = ()
+    worlds: tuple = ()
+
+    def runs_on(self, world_id: str) -> bool:
+        return not self.worlds or world_id in self.worlds
+
+    def identity(self) -> dict:
+        """What the criterion computes; its worlds are left out, so that restricting a
+        criterion to fewer worlds keeps the results it already has on them."""
+        return {
+            "kind": self.kind,
+            "topic_filter": _jsonable(self.topic_filter),
+            "params": _jsonable(self.params),
+        }
+
+    def make(self):
+        from metaeval.study.criteria import make_criterion
+
+        return make_criterion(self.kind, **_params(self.params))
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """A published claim and how to check it (see :mod:`metaeval.report.claims`)."""
+
+    id: str
+    text: str
+    source: str = ""
+    check: tuple = ()
+
+    def check_dict(self) -> dict:
+        return _params(self.check)
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """A measure of a study: its label in results, its canonical name, its aggregate."""
+
+    label: str
+    name: str
+    aggregate: str
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    """A whole study file."""
+
+    name: str
+    seed: int
+    worlds: tuple[World, ...]
+    degraders: tuple[DegraderSpec, ...]
+    measures: tuple[MeasureSpec, ...]
+    criteria: tuple[CriterionSpec, ...]
+    aggregate: str = "mean"
+    missing: str = "zero"
+    description: str = ""
+    confidence: float = 0.95
+    topic_resamples: int = 200
+    plugins: tuple[Path, ...] = ()
+    claims: tuple = ()
+    path: Path | None = None
+    text: str = ""
+    #: ``--world``/``--worlds`` arguments that replaced worlds of the file (``text`` is then
+    #: the file as changed), and a line per replaced world saying what it kept
+    world_args: tuple[str, ...] = ()
+    world_notes: tuple[str, ...] = ()
+
+    def world(self, world_id: str) -> World:
+        return next(w for w in self.worlds if w.id == world_id)
+
+    def degrader(self, degrader_id: str) -> DegraderSpec:
+        return next(d for d in self.degraders if d.id == degrader_id)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The measures' labels, as results name them."""
+        return tuple(m.label for m in self.measures)
+
+    def measure(self, label: str) -> MeasureSpec:
+        return next(m for m in self.measures if m.label == label)
+
+    def criterion(self, criterion_id: str) -> CriterionSpec:
+        return next(c for c in self.criteria if c.id == criterion_id)
+
+    def digest(self) -> str:
+        """SHA-256 of the study file's text."""
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+def _params(pairs: tuple) -> dict:
+    """Frozen ``(key, value)`` pairs back to keyword arguments."""
+    return {k: _thaw(v) for k, v in pairs}
+
+
+def _jsonable(value: Any) -> Any:
+    value = _thaw(value)
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+_DIGESTS: dict[tuple, str] = {}
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes (cached by path, size and modification time)."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
+
+
+def study_file(name: str) -> Path:
+    """A study file shipped with metaeval (``quickstart.toml``...): the installed copy, or the
+    repository's ``studies/`` folder in a source checkout."""
+    from importlib import resources
+
+    try:
+        path = Path(str(resources.files("metaeval.studies") / name))
+    except ModuleNotFoundError:
+        path = Path(__file__).resolve().parents[3] / "studies" / name
+    if not path.is_file():
+        raise FileNotFoundError(f"no study file {name} in {path.parent}")
+    return path
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: the input of every identity hash."""
+    return json.dumps(
+        _jsonable(value), sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str
+    )
+
+
+def toml_value(value: Any) -> str:
+    """A value as TOML writes it: strings, numbers and booleans as JSON does, arrays, inline
+    tables (what a generated study file needs)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def spec_as_dict(spec: StudySpec) -> dict:
+    """The parsed spec as plain data (for the manifest)."""
+    out = asdict(spec)
+    out.pop("text")
+    return json.loads(canonical_json(out))

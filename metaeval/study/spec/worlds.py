@@ -1,0 +1,252 @@
+"""Reading a study file's ``[[worlds]]``: TREC collections, simulated worlds and score-level
+worlds, with their data files checked when the file is read."""
+
+from __future__ import annotations
+
+import dataclasses
+import glob as globlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from metaeval.study.spec.model import ScoresWorld, SimWorld, TrecWorld, World
+from metaeval.study.spec.table import (
+    SpecError,
+    _absolute,
+    _at_least_two_systems,
+    _freeze,
+    _identifier,
+    _kind,
+    _one_of,
+    _param_error,
+    _positive,
+    _resolve,
+    _Table,
+)
+
+
+def _files(t: _Table, base: Path, key: str, what: str) -> list[Path]:
+    """The files ``key`` names: a path or glob, or a list of them (relative to ``base``),
+    each matching at least one file; in order, without repeats."""
+    given = t.take(key, (str, list))
+    patterns = [given] if isinstance(given, str) else given
+    files: list[Path] = []
+    for i, pattern in enumerate(patterns):
+        where = key if isinstance(given, str) else f"{key}[{i}]"
+        if not isinstance(pattern, str):
+            raise t.error(where, f"must be a path or glob, got {_kind(pattern)}")
+        full = str(_absolute(base, pattern))
+        matched = sorted(Path(p) for p in globlib.glob(full) if Path(p).is_file())
+        if not matched:
+            raise t.error(where, f"{pattern!r} matches no file ({full})")
+        files.extend(m for m in matched if m not in files)
+    if not files:
+        raise t.error(key, f"must name at least one {what} (a path or a glob)")
+    return files
+
+
+def _best_runs(t: _Table) -> tuple:
+    """``best_runs = { n = 15, by = "AP" }``: keep the n runs with the highest mean of a
+    measure under the full judgments (at the world's relevance level)."""
+    best = t.table("best_runs", None)
+    if best is None:
+        return ()
+    n = best.take("n", int, check=_positive)
+    by = best.take("by", str, "AP")
+    best.finish("n, by")
+    try:
+        from metaeval.measures import canonical_name
+
+        by = canonical_name(by)
+    except (TypeError, ValueError) as err:
+        raise best.error("by", str(err)) from None
+    return (("by", by), ("n", n))
+
+
+def _world(t: _Table, base: Path) -> World:
+    wid = t.take("id", str, check=_identifier("a world id"))
+    kind = t.take("kind", str)
+    rel_stated = "rel" in t.data
+    rel = t.take("rel", int, 1, check=_positive)
+    best_runs = _best_runs(t)
+    if kind == "trec":
+        qrels = _resolve(base, t.take("qrels", str), t, "qrels")
+        files = _files(t, base, "runs", "run file")
+        topics = t.take("topics", (str, list), None)
+        run_names = t.take("run_names", (str, list), None)
+        if isinstance(topics, str) and (base / topics).is_file():
+            topics = str(base / topics)
+        if isinstance(run_names, str) and (base / run_names).is_file():
+            run_names = str(base / run_names)
+        if topics is not None:
+            _check_topics(t, qrels, topics)
+        top_grades = t.take("top_grades", int, None, check=_positive)
+        depth = t.take("depth", int, None, check=_positive)
+        t.finish("id, kind, qrels, runs, topics, run_names, rel, top_grades, depth, best_runs")
+        return TrecWorld(
+            id=wid,
+            qrels=qrels,
+            runs=tuple(files),
+            topics=_freeze(topics),
+            run_names=_freeze(run_names),
+            rel=rel,
+            top_grades=top_grades,
+            depth=depth,
+            best_runs=best_runs,
+            rel_stated=rel_stated,
+        )
+    if kind == "simulator":
+        from simulators.worlds import PRESETS, WorldParams
+
+        preset = t.take("preset", str, "trec_like")
+        if preset not in PRESETS:
+            raise t.error("preset", f"must be one of {', '.join(sorted(PRESETS))}, got {preset!r}")
+        n_topics = t.take("n_topics", int, check=_positive)
+        n_systems = t.take("n_systems", int, check=_at_least_two_systems)
+        replicates = t.take("replicates", int, 1, check=_positive)
+        if isinstance(t.data.get("params"), str):
+            # a parameter file written by metaeval calibrate (WorldParams.to_dict as JSON)
+            params_t = _Table(
+                _params_file(_resolve(base, t.take("params", str), t, "params"), t),
+                t.where("params"),
+                t.file,
+            )
+        else:
+            params_t = t.table("params", None)
+        params: dict = {}
+        if params_t is not None:
+            params = params_t.rest()
+            try:
+                base_params = PRESETS[preset]
+                known = {f.name for f in dataclasses.fields(WorldParams)}
+                for key in params:
+                    if key not in known:
+                        raise params_t.error(
+                            key, f"unknown world parameter; known: {', '.join(sorted(known))}"
+                        )
+                dataclasses.replace(base_params, **{k: _world_value(v) for k, v in params.items()})
+            except (TypeError, ValueError) as err:
+                if isinstance(err, SpecError):
+                    raise
+                raise _param_error(params_t, err, list(params)) from None
+        t.finish("id, kind, preset, n_topics, n_systems, replicates, params, rel, best_runs")
+        if best_runs and dict(best_runs)["n"] > n_systems:
+            raise t.error("best_runs", f"n is larger than n_systems ({n_systems})")
+        return SimWorld(
+            id=wid,
+            preset=preset,
+            n_topics=n_topics,
+            n_systems=n_systems,
+            replicates=replicates,
+            params=_freeze(params),
+            rel=rel,
+            best_runs=best_runs,
+        )
+    if kind == "scores":
+        return _scores_world(t, base, wid, rel, best_runs)
+    raise t.error("kind", f"must be 'trec', 'simulator' or 'scores', got {kind!r}")
+
+
+def _scores_world(t: _Table, base: Path, wid: str, rel: int, best_runs: tuple) -> ScoresWorld:
+    from metaeval.measures import canonical_name
+    from simulators.margins import CONTINUOUS_FAMILIES, DISCRETE_FAMILIES
+    from simulators.scores import COPULA_FAMILIES, COPULAS, DESIGNS
+
+    if rel != 1 or best_runs:
+        raise t.error("rel" if rel != 1 else "best_runs", "a scores world has no judgments")
+    files = _files(t, base, "scores", "score matrix")
+    from simulators.scores import read_score_matrix
+
+    for f in files:
+        try:
+            read_score_matrix(f)  # a bad file is named now, not in every task
+        except ValueError as err:
+            raise t.error("scores", str(err)) from None
+    measure = t.take("measure", str)
+    try:
+        measure = canonical_name(measure)
+    except (TypeError, ValueError) as err:
+        raise t.error("measure", str(err)) from None
+    n_topics = t.take("n_topics", int, check=_positive)
+    replicates = t.take("replicates", int, 1, check=_positive)
+    design = t.take("design", str, "systems", check=_one_of(DESIGNS))
+    if design == "systems" and len(files) > 1:
+        raise t.error(
+            "scores", f"a systems world fits one collection: give one file, not {len(files)}"
+        )
+    pairs = t.take("pairs", int, 1000, check=_positive)
+    delta = float(t.take("delta", (float, int), 0.0))
+    copula = t.take("copula", str, "gaussian", check=_one_of(COPULAS))
+    support = t.take("support", list, None)
+    families = CONTINUOUS_FAMILIES if support is None else DISCRETE_FAMILIES
+    margins = t.take("margins", list, None)
+    for i, m in enumerate(margins or []):
+        if m not in families:
+            raise t.error(f"margins[{i}]", f"must be one of {', '.join(families)}, got {m!r}")
+    if support is not None and (
+        len(support) < 2 or not all(isinstance(v, (int, float)) for v in support)
+    ):
+        raise t.error("support", "must list at least two possible scores (numbers)")
+    select = t.take("select", str, "aic", check=_one_of(("aic", "bic")))
+    copula_families = t.take("copula_families", list, None)
+    for i, f in enumerate(copula_families or []):
+        if f not in COPULA_FAMILIES:
+            raise t.error(
+                f"copula_families[{i}]", f"must be one of {', '.join(COPULA_FAMILIES)}, got {f!r}"
+            )
+    drop_bottom = float(t.take("drop_bottom", (float, int), 0.1))
+    if not 0 <= drop_bottom < 1:
+        raise t.error("drop_bottom", f"must be a share in [0, 1), got {drop_bottom}")
+    t.finish(
+        "id, kind, scores, measure, n_topics, replicates, design, pairs, delta, copula, "
+        "margins, support, select, copula_families, drop_bottom"
+    )
+    return ScoresWorld(
+        id=wid,
+        scores=tuple(files),
+        measure=measure,
+        n_topics=n_topics,
+        replicates=replicates,
+        design=design,
+        pairs=pairs,
+        delta=delta,
+        copula=copula,
+        margins=None if margins is None else tuple(margins),
+        support=None if support is None else tuple(sorted(float(v) for v in support)),
+        select=select,
+        copula_families=None if copula_families is None else tuple(copula_families),
+        drop_bottom=drop_bottom,
+    )
+
+
+def _check_topics(t: _Table, qrels: Path, topics: Any) -> None:
+    """A topic selection must name topics of the qrels: checked now, not when the tasks run."""
+    from metaeval.data import parse_ids, read_qrels
+
+    try:
+        available = list(read_qrels(qrels).topics)
+    except (ValueError, OSError) as err:
+        raise t.error("qrels", str(err)) from None
+    try:
+        parse_ids(topics, available=available, what="topic")
+    except ValueError as err:
+        raise t.error("topics", str(err)) from None
+
+
+def _params_file(path: Path, t: _Table) -> dict:
+    """World parameters from a JSON file (``metaeval calibrate``'s params.json)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise t.error("params", f"{path}: not a JSON file of world parameters ({err})") from None
+    if not isinstance(data, dict):
+        raise t.error("params", f"{path}: expected a JSON object of world parameters")
+    return {k: (math.inf if v == "inf" else v) for k, v in data.items()}
+
+
+def _world_value(v: Any) -> Any:
+    """TOML arrays become tuples, as WorldParams expects."""
+    if isinstance(v, list):
+        return tuple(_world_value(x) for x in v)
+    return v
