@@ -16,6 +16,7 @@ from metaeval.data import Qrels, Run, RunSet, parse_ids, read_qrels, read_run, r
 from metaeval.engine import EvalTensor
 from metaeval.engine.tensor import TOPIC_POLICIES
 from metaeval.measures import Measure, MeasureDict, parse_measure
+from metaeval.measures.base import expand_measure_names
 
 RunsLike = (
     RunSet
@@ -97,7 +98,8 @@ def check_distinct_inputs(qrels, runs) -> None:
 
 
 def as_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
-    """Parse one or several measure names; duplicates are kept once."""
+    """Parse one or several measure names (``P.5,10``: one per cutoff, as trec_eval's ``-m``);
+    duplicates are kept once."""
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     if isinstance(measures, (bytes, Mapping)) or not isinstance(measures, Iterable):
@@ -106,7 +108,7 @@ def as_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measu
             f"{type(measures).__name__}"
         )
     out: list[Measure] = []
-    for m in measures:
+    for m in expand_measure_names(measures):
         parsed = parse_measure(m)
         if parsed not in out:
             out.append(parsed)

@@ -99,6 +99,7 @@ def evaluate(
     from metaeval.aggregate import parse_aggregate
     from metaeval.evaluation import as_qrels, as_runset, check_distinct_inputs
     from metaeval.evaluation import evaluate as run_evaluate
+    from metaeval.measures.base import expand_measure_names
 
     load_plugins(plugin)
     try:
@@ -115,6 +116,7 @@ def evaluate(
     # read once, evaluated once or twice (per topic, and the aggregate of the 'all' rows)
     check_distinct_inputs(qrels, runs)
     judged, runset = as_qrels(str(qrels)), as_runset([str(p) for p in runs], ties=ties.value)
+    measure = expand_measure_names(measure)  # P.5,10: P.5 and P.10, as trec_eval -m
     measures, note = _at_level(measure, level, judged.max_grade)
     frame = run_evaluate(runset, judged, measures, per_topic=False, agg=aggregate, **kw)
     if per_topic:

@@ -386,6 +386,22 @@ def parse_measure(text: str | Measure) -> Measure:
         raise type(err)(f"{text!r}: {err}") from None
 
 
+_TREC_EVAL_CUTOFFS_RE = re.compile(rf"({'|'.join(TREC_EVAL_CUTOFF)})([._])([0-9]+(?:,[0-9]+)+)")
+
+
+def expand_measure_names(names):
+    """trec_eval's several cutoffs in one name, one name per cutoff: ``P.5,10`` is ``P.5`` and
+    ``P.10`` (``ndcg_cut.5,10,20``...); every other name or Measure is kept as it is."""
+    out = []
+    for name in names:
+        many = _TREC_EVAL_CUTOFFS_RE.fullmatch(name.strip()) if isinstance(name, str) else None
+        if many:
+            out += [f"{many[1]}{many[2]}{k}" for k in many[3].split(",")]
+        else:
+            out.append(name)
+    return out
+
+
 def _trec_eval_spelling(text: str) -> str | None:
     """Our measure for one of trec_eval's spellings with a parameter (``P.10``, ``P_10``,
     ``iprec_at_recall_0.50``, ``11pt_avg.0.2,0.5``, ``rbp.p=0.95``, ``11pt_avg``), or None."""

@@ -102,3 +102,19 @@ def test_level_option_is_trec_eval_l_and_its_absence_is_noted(files, cli):
     code, out, err = cli([*args, "-m", "nDCG@10"])
     assert code == 0 and err.count("\n") == 1
     assert "P.10 counts every grade >= 1 as relevant" in err and "nDCG" not in err
+
+
+def test_several_cutoffs_in_one_name_as_trec_eval_m(files, run_ok):
+    qrels, runs = files
+    args = ["evaluate", str(qrels), str(runs[0]), "--format", "trec_eval", "-l", "2"]
+    together = run_ok([*args, "-m", "P.5,10", "-m", "ndcg_cut.5,10,20"])
+    apart = run_ok([*args, *[x for n in ("P.5", "P.10", "ndcg_cut.5", "ndcg_cut.10",
+                                          "ndcg_cut.20") for x in ("-m", n)]])  # fmt: skip
+    assert together == apart and together.count("\n") == 6
+    frame = metaeval.evaluate(
+        metaeval.read_runs([runs[0]]),
+        metaeval.read_qrels(qrels),
+        ["map_cut.5,100"],
+        per_topic=False,
+    )
+    assert list(frame["measure"]) == ["AP@5", "AP@100"]
