@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Protocol
 
 from metaeval._registry import Registry
 from metaeval.report.inference import FULL
+from metaeval.study.spec.table import toml_kind
 
 #: What every check judged from the saved results can narrow or transform (see the package's
 #: docstring).
@@ -47,18 +48,6 @@ class Table(Protocol):
     def rest(self) -> dict: ...
 
     def error(self, key: str | None, message: str) -> Exception: ...
-
-
-def _what(value: Any) -> str:
-    """A TOML value's type in words, as the spec reader says it (``a table``, ``an array``)."""
-    return {
-        dict: "a table",
-        list: "an array",
-        str: "a string",
-        bool: "a boolean",
-        int: "an integer",
-        float: "a number",
-    }.get(type(value), type(value).__name__)
 
 
 @dataclass(frozen=True)
@@ -94,7 +83,7 @@ class StudyNames:
     def measure(self, name: Any, table: Table, key: str) -> str:
         """A measure a claim names: a label of the study, in any spelling of its name."""
         if not isinstance(name, str):
-            raise table.error(key, f"measures are named by strings, got {_what(name)}")
+            raise table.error(key, f"measures are named by strings, got {toml_kind(name)}")
         if name in self.measures:
             return name
         try:
@@ -254,7 +243,7 @@ def _validate_names(check: dict, c: Table, study: StudyNames) -> None:
                     f"{lv!r} is not a level of the study; levels: {', '.join(sorted(levels))}",
                 )
     if "per" in check and not isinstance(check["per"], str):
-        raise c.error("per", f"must name a statistic (a string), got {_what(check['per'])}")
+        raise c.error("per", f"must name a statistic (a string), got {toml_kind(check['per'])}")
     if check.get("against_mode", "each") not in ("each", "mean"):
         raise c.error("against_mode", f"must be each or mean, got {check['against_mode']!r}")
 

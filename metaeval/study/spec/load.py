@@ -30,13 +30,13 @@ from metaeval.study.spec.table import (
     _confidence,
     _freeze,
     _identifier,
-    _kind,
     _non_negative,
     _param_error,
     _positive,
     _resolve,
     _Table,
     _unique,
+    toml_kind,
 )
 from metaeval.study.spec.worlds import _world
 
@@ -249,7 +249,7 @@ def _measure(entry: Any, t: _Table, i: int, aggregate: str) -> MeasureSpec:
     else:
         raise t.error(
             where,
-            f"must be a measure name or a table {{name, aggregate, label}}, got {_kind(entry)}",
+            f"must be a measure name or a table {{name, aggregate, label}}, got {toml_kind(entry)}",
         )
     try:
         canonical = str(parse_measure(name))

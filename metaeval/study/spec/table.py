@@ -21,7 +21,7 @@ class _Table:
 
     def __init__(self, data: Any, path: str, file: str):
         if not isinstance(data, dict):
-            raise SpecError(f"{file}: {path or 'the file'}: must be a table, got {_kind(data)}")
+            raise SpecError(f"{file}: {path or 'the file'}: must be a table, got {toml_kind(data)}")
         self.data, self.path, self.file = dict(data), path, file
 
     def where(self, key: str | None = None) -> str:
@@ -45,7 +45,7 @@ class _Table:
         )
         if not ok:
             names = " or ".join(_type_name(k) for k in kinds)
-            raise self.error(key, f"must be {names}, got {_kind(value)} {value!r}")
+            raise self.error(key, f"must be {names}, got {toml_kind(value)} {value!r}")
         if check is not None:
             try:
                 value = check(value)
@@ -87,7 +87,8 @@ class _Table:
         raise self.error(key, f"unknown key{hint}{listed}")
 
 
-def _kind(value: Any) -> str:
+def toml_kind(value: Any) -> str:
+    """A TOML value's type in words, as messages say it (``a table``, ``an array``)."""
     return {
         dict: "a table",
         list: "an array",
@@ -191,7 +192,7 @@ def _resolve(
 ) -> Path:
     where = key if index is None else f"{key}[{index}]"
     if not isinstance(value, str):
-        raise table.error(where, f"must be a path (a string), got {_kind(value)}")
+        raise table.error(where, f"must be a path (a string), got {toml_kind(value)}")
     p = _absolute(base, value)
     if must_exist and not p.exists():
         raise table.error(where, f"{value!r}: no such file ({p})")

@@ -17,12 +17,12 @@ from metaeval.study.spec.table import (
     _at_least_two_systems,
     _freeze,
     _identifier,
-    _kind,
     _one_of,
     _param_error,
     _positive,
     _resolve,
     _Table,
+    toml_kind,
 )
 
 
@@ -35,7 +35,7 @@ def _files(t: _Table, base: Path, key: str, what: str) -> list[Path]:
     for i, pattern in enumerate(patterns):
         where = key if isinstance(given, str) else f"{key}[{i}]"
         if not isinstance(pattern, str):
-            raise t.error(where, f"must be a path or glob, got {_kind(pattern)}")
+            raise t.error(where, f"must be a path or glob, got {toml_kind(pattern)}")
         full = str(_absolute(base, pattern))
         matched = sorted(Path(p) for p in globlib.glob(full) if Path(p).is_file())
         if not matched:
