@@ -142,23 +142,12 @@ def _at_level(names: list[str], level: int | None, max_grade: int) -> tuple[list
     relevant: trec_eval's default, not every track's convention (TREC DL counts 2 and
     above), and the cause of scores far from a track's official ones.
     """
-    import dataclasses
-
     from metaeval.measures import parse_measure
+    from metaeval.measures.base import states_no_level
 
-    parsed = []
-    for name in names:
-        try:
-            m = parse_measure(name)
-        except (ValueError, TypeError):  # evaluate names it, as for any measure
-            m = None
-        parsed.append((name, m, getattr(m, "rel", None) == 1 and "rel=" not in name))
-    unstated = [name for name, _, at_default in parsed if at_default]
+    unstated = [name for name in names if states_no_level(name)]
     if level is not None:
-        return [
-            dataclasses.replace(m, rel=level) if at_default else name
-            for name, m, at_default in parsed
-        ], ""
+        return [parse_measure(n).at_level(level) if n in unstated else n for n in names], ""
     if not unstated or max_grade < 2:
         return names, ""
     return names, (

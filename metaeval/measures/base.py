@@ -78,6 +78,15 @@ class Measure:
     #: :meth:`example` builds, for tests and listings that make one of every measure.
     example_params: ClassVar[dict] = {}
 
+    def at_level(self, rel: int) -> Measure:
+        """This measure with binary relevance at ``rel`` (grade >= rel relevant) if it is a
+        binary measure left at the default level 1; itself otherwise (a graded measure, or a
+        level already chosen). A collection's convention (TREC DL: 2) reaches its measures
+        this way."""
+        if rel != 1 and getattr(self, "rel", None) == 1:
+            return dataclasses.replace(self, rel=rel)
+        return self
+
     @classmethod
     def example(cls) -> Measure:
         """An instance with every required parameter set (a cutoff of 5 if one is needed)."""
@@ -400,6 +409,19 @@ def expand_measure_names(names):
         else:
             out.append(name)
     return out
+
+
+def states_no_level(name: str | Measure) -> bool:
+    """Whether ``name`` is a binary measure at the default relevance level that its name does
+    not write (``P@10``, not ``P(rel=1)@10``): on graded qrels, grade 1 then counts as
+    relevant without the user having said so."""
+    if isinstance(name, Measure):
+        return getattr(name, "rel", None) == 1
+    try:
+        measure = parse_measure(name)
+    except (ValueError, TypeError):  # named by whoever evaluates it
+        return False
+    return getattr(measure, "rel", None) == 1 and "rel=" not in name
 
 
 def _trec_eval_spelling(text: str) -> str | None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from metaeval.study.seeding import generator
 from metaeval.study.spec import FULL, StudySpec
-from metaeval.study.worlds import LoadedWorld, ScoreTable, at_level
+from metaeval.study.worlds import LoadedWorld, ScoreTable
 
 
 class Context:
@@ -127,7 +127,7 @@ class Context:
         measure's default level 1."""
         from metaeval.measures import parse_measure
 
-        return at_level(parse_measure(self.spec.measure(label).name), self.rel)
+        return parse_measure(self.spec.measure(label).name).at_level(self.rel)
 
     def aggregate_of(self, label: str) -> str:
         """How the measure's per-topic scores become system scores (mean, gmean, ...)."""

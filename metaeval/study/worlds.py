@@ -147,15 +147,11 @@ def _check_level(spec: StudySpec, w: TrecWorld, qrels) -> None:
     binary measures at the default one: grade 1 then counts as relevant, trec_eval's default
     but not every track's (TREC DL counts 2 and above)."""
     from metaeval._warnings import warn
-    from metaeval.measures import parse_measure
+    from metaeval.measures.base import states_no_level
 
     if w.rel_stated or w.top_grades is not None or qrels.max_grade < 2:
         return
-    binary = [
-        m.label
-        for m in spec.measures
-        if getattr(parse_measure(m.name), "rel", None) == 1 and "rel=" not in m.name
-    ]
+    binary = [m.label for m in spec.measures if states_no_level(m.name)]
     if binary:
         warn(
             f"world {w.id}: its qrels grade up to {qrels.max_grade} and it states no relevance "
@@ -173,7 +169,7 @@ def _best_runs(world: LoadedWorld, n: int, by: str) -> LoadedWorld:
     from metaeval.engine import EvalTensor
     from metaeval.measures import parse_measure
 
-    means = np.nanmean(at_level(parse_measure(by), world.rel).compute(world.tensor), axis=1)
+    means = np.nanmean(parse_measure(by).at_level(world.rel).compute(world.tensor), axis=1)
     keep = np.sort(np.argsort(-means, kind="stable")[:n])
     names = [world.tensor.runs[i] for i in keep]
     runs = world.runs.subset(names)
@@ -192,14 +188,6 @@ def _best_runs(world: LoadedWorld, n: int, by: str) -> LoadedWorld:
         groups=None if world.groups is None else {r: world.groups[r] for r in names},
         cache={},
     )
-
-
-def at_level(measure, rel: int):
-    """The measure at a world's relevance level: a binary measure left at its default level 1
-    takes the world's ``rel`` (TREC DL counts grade 2 and above as relevant)."""
-    if rel != 1 and getattr(measure, "rel", None) == 1:
-        return dataclasses.replace(measure, rel=rel)
-    return measure
 
 
 def _plain(value):
@@ -327,5 +315,4 @@ __all__ = [
     "load_world",
     "adopt_world",
     "clear_cache",
-    "at_level",
 ]

@@ -173,3 +173,15 @@ def test_plugin_module_name_is_the_same_in_every_process(tmp_path):
         for _ in range(2)
     }
     assert len(names) == 1
+
+
+def test_at_level_moves_only_binary_measures_left_at_the_default_level():
+    from metaeval.measures import parse_measure
+    from metaeval.measures.base import states_no_level
+
+    assert parse_measure("P@10").at_level(2) == parse_measure("P(rel=2)@10")
+    assert parse_measure("P(rel=3)@10").at_level(2) == parse_measure("P(rel=3)@10")
+    assert parse_measure("nDCG@10").at_level(2) == parse_measure("nDCG@10")  # graded
+    assert states_no_level("P.10") and states_no_level("map")
+    assert not states_no_level("P(rel=1)@10") and not states_no_level("nDCG@10")
+    assert not states_no_level("NoSuchMeasure")

@@ -270,6 +270,15 @@ def test_plan_saves_its_timings_and_later_plans_and_runs_reuse_them(tmp_path, sm
     weights = cost.task_seconds(plan)
     assert set(weights) == {t.id for t in plan.tasks} and min(weights.values()) > 0
     assert sum(weights.values()) == pytest.approx(cost.table["seconds"].sum())
+    # the progress counts work by those seconds, not by tasks
+    from metaeval.study.runner import _Progress
+
+    bar = _Progress(2, 0, quiet=True, weights={"slow": 9.0, "fast": 1.0})
+    bar.update(True, "slow")
+    assert (bar.work, bar.work_done, bar.done) == (10.0, 9.0, 1)
+    unweighted = _Progress(2, 0, quiet=True)
+    unweighted.update(True, "slow")
+    assert (unweighted.work, unweighted.work_done) == (2.0, 1.0)
     # another study file text: timed again
     path.write_text(path.read_text().replace("seed = 7", "seed = 8"))
     assert run(["study", "plan", str(path), "--out", str(tmp_path / "other")]) == 0
