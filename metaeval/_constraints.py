@@ -1,7 +1,7 @@
 """Declared parameter constraints, in the spirit of scikit-learn's ``_param_validation``.
 
-A class whose fields are parameters (a degrader, a study criterion, a world's parameters)
-declares what each may be, beside the fields::
+A class whose fields are parameters (a degrader, a study criterion, a world's parameters, a
+measure) declares what each may be, beside the fields::
 
     _constraints: ClassVar[dict] = {
         "rates": Sequence(Interval(Real, 0, 100, closed="right"), scalar=(Real,)),
@@ -375,6 +375,79 @@ class Sequence(Constraint):
         return [list(first), list(good)] if len(good) >= n else [list(first)]
 
 
+class Described(Constraint):
+    """What ``inner`` allows, with its refusals said in words: ``must be <what>, got <value>``.
+
+    For a constraint on one value (not a list) whose own wording is terser than its reader
+    needs: ``Described(Interval(Real, 1, closed="neither"))`` refuses 1 with "must be a number
+    > 1, got 1" rather than "must be in (1, inf), got 1.0". The error keeps its class (a
+    wrong type stays a :class:`ParamTypeError`).
+
+    Parameters
+    ----------
+    inner : Constraint
+    what : str, optional
+        What is allowed, as a noun phrase ("a recall level in [0, 1]"); default
+        ``inner.describe()``.
+    """
+
+    def __init__(self, inner: Constraint, what: str | None = None):
+        self.inner, self.what = inner, what
+
+    def check(self, name, value, *, index=None):
+        try:
+            return self.inner.check(name, value, index=index)
+        except ParamError as err:
+            shown = value.item() if isinstance(value, np.generic) else value
+            raise type(err)(
+                name, f"must be {self.describe()}, got {shown!r}", index=index
+            ) from None
+
+    def describe(self):
+        return self.what if self.what is not None else self.inner.describe()
+
+    def invalid_examples(self):
+        return self.inner.invalid_examples()
+
+    def valid_examples(self):
+        return self.inner.valid_examples()
+
+
+class Distribution(Sequence):
+    """A probability distribution: a list of non-negative numbers summing to 1 (to ``tol``);
+    a lone number is a list of one. A tuple comes back.
+
+    Parameters
+    ----------
+    tol : float
+        How far from 1 the sum may be (rounding in the numbers as written: 1/3 three times).
+    """
+
+    def __init__(self, *, tol: float = 1e-9):
+        super().__init__(
+            Described(Interval(Real, 0), "a non-negative number"), scalar=(Real,), unique=False
+        )
+        self.tol = tol
+
+    def check(self, name, value, *, index=None):
+        out = super().check(name, value, index=index)
+        total = math.fsum(out)
+        if abs(total - 1.0) > self.tol:
+            raise ParamError(
+                name, f"must sum to 1, got {list(out)} summing to {total:g}", index=index
+            )
+        return out
+
+    def describe(self):
+        return "a list of non-negative numbers summing to 1"
+
+    def invalid_examples(self):
+        return [*super().invalid_examples(), Bad([0.5, 0.6]), Bad([0.25])]
+
+    def valid_examples(self):
+        return [[1.0], [0.25, 0.75]]
+
+
 def validate_params(obj, constraints: dict[str, Constraint]) -> None:
     """Check every declared parameter of the dataclass instance ``obj`` against its
     constraint, in declaration order, and store the checked value (lists become tuples) on
@@ -404,6 +477,8 @@ __all__ = [
     "Bad",
     "Boolean",
     "Constraint",
+    "Described",
+    "Distribution",
     "Interval",
     "OneOf",
     "Optional",

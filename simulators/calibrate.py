@@ -39,6 +39,8 @@ runs.
    ``first_stage_share``                  median distinct documents per topic in the runs
    ``doc_share`` (``team_share`` kept     median distinct documents per topic in the top 10
    below half of what it leaves)
+   ``doc_strength_share``                 agreement of the systems on which relevant
+                                          documents they rank high (:func:`top_agreement`)
    ``grade_quality`` q(g)                 share of judged documents with grade g, 0 < g < G
    =====================================  ==================================================
 
@@ -46,10 +48,11 @@ runs.
    ``n_candidates`` is not iterated: it is set to 1.05 x the median number of distinct
    documents per topic in the runs (the union of the runs bounds the candidates).
 3. **Simulated meta-evaluation** (``meta_evaluations > 0``,
-   :func:`simulators.realism.fit_meta`): ``system_sd``, ``interaction_sd`` and
-   ``doc_strength_sd`` are moved by Nelder-Mead so that worlds drawn from the parameters give
-   the collection's discriminative power and robustness to 10% stratified judgments for the
-   measures of Sakai & Kando (2008), while keeping the main moments of stage 2.
+   :func:`simulators.realism.fit_meta`): ``system_sd``, ``interaction_sd``,
+   ``doc_strength_sd`` and ``doc_strength_share`` are moved by Nelder-Mead so that worlds
+   drawn from the parameters give the collection's discriminative power and robustness to
+   10% stratified judgments for the measures of Sakai & Kando (2008), while keeping the main
+   moments of stage 2.
 
 :func:`simulators.realism.check_calibration` says how far the result stands in for the
 collection; the realism report (``reports/simulator-realism/``) shows it for TREC DL.
@@ -73,7 +76,13 @@ from metaeval.engine import EvalTensor
 from metaeval.evaluation import score_matrices
 from simulators.worlds import PRESETS, World, WorldParams, _simulate, official_mask
 
-__all__ = ["CollectionStats", "collection_stats", "calibrate", "teams_from_names"]
+__all__ = [
+    "CollectionStats",
+    "collection_stats",
+    "calibrate",
+    "teams_from_names",
+    "top_agreement",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +107,7 @@ class CollectionStats:
     run_lengths: np.ndarray = field(default=None, repr=False)
     tie_fraction: np.ndarray = field(default=None, repr=False)
     rel: int = 1
+    top_agreement: float = float("nan")
 
     @property
     def map(self) -> np.ndarray:
@@ -139,6 +149,7 @@ class CollectionStats:
         out["nDCG residual sd"] = a["residual_sd"]
         out["half-split tau (nDCG)"] = float(np.nanmean(self.half_tau))
         out["system pair corr (nDCG)"] = float(np.nanmedian(self.pair_corr))
+        out["top agreement on relevant documents"] = float(self.top_agreement)
         for k, v in self.judged_at.items():
             out[f"judged@{k}"] = float(v)
         for k, v in self.distinct_at.items():
@@ -197,6 +208,7 @@ def _stats_from_tensor(
         run_lengths=run_lengths,
         tie_fraction=tie_fraction,
         rel=rel,
+        top_agreement=top_agreement(tensor, rel),
     )
 
 
@@ -394,8 +406,44 @@ def _fast_stats(p: WorldParams, S: int, T: int, seed: int) -> dict[str, float]:
     return _targets(tensor, distinct[10], distinct[p.depth])
 
 
+def top_agreement(tensor: EvalTensor, rel: int = 1) -> float:
+    """How much systems agree on which relevant documents they rank high, in [0, 1].
+
+    Per topic with at least 3 relevant documents (grade >= ``rel``), the S x R matrix of the
+    reciprocal rank at which each system retrieved each relevant document (0 when it did not)
+    is split as in a two-way analysis of variance into a document effect (every system ranks
+    this document high, or low) and a system x document interaction (this system favours it);
+    the result is the variance of the document effect over the sum of the two, each summed
+    over topics. Near 1: the systems rank the same relevant documents on top; lower: each finds
+    its own. With a few relevant documents left per topic, as under sampled judgments, the
+    interaction decides how far a measure's ranking of the systems moves.
+    """
+    code = tensor.entry_codes
+    hit = code >= rel
+    relevant_rows = np.flatnonzero(tensor.judgments >= rel)
+    topic_of = tensor.judgment_topic[relevant_rows]
+    R = np.bincount(topic_of, minlength=tensor.n_topics)
+    S = tensor.n_runs
+    column = np.full(len(tensor.judgments), -1, dtype=np.int64)
+    column[relevant_rows] = np.arange(len(relevant_rows))
+    rr = np.zeros((S, len(relevant_rows)))
+    run = tensor.entry_group[hit] // tensor.n_topics
+    rr[run, column[tensor.entry_row[hit]]] = 1.0 / (tensor.entry_rank[hit] + 1.0)
+    doc_var = inter_var = 0.0
+    order = np.argsort(topic_of, kind="stable")
+    for t in np.flatnonzero(R >= 3):
+        x = rr[:, order[np.searchsorted(topic_of[order], t) :][: R[t]]]
+        doc = x.mean(axis=0) - x.mean()
+        resid = x - x.mean(axis=1, keepdims=True) - doc[None, :]
+        doc_var += float((doc**2).sum() * S)
+        inter_var += float((resid**2).sum())
+    total = doc_var + inter_var
+    return doc_var / total if total > 0 else float("nan")
+
+
 def _targets(tensor: EvalTensor, distinct10: float, distinct_deep: float) -> dict[str, float]:
-    ndcg = score_matrices(tensor, ["nDCG"])["nDCG"]
+    scores = score_matrices(tensor, ["nDCG", "AP"])
+    ndcg = scores["nDCG"]
     sys_m, top_m, grand = ndcg.mean(axis=1), ndcg.mean(axis=0), ndcg.mean()
     resid = ndcg - sys_m[:, None] - top_m[None, :] + grand
     counts = tensor.grade_counts
@@ -406,10 +454,12 @@ def _targets(tensor: EvalTensor, distinct10: float, distinct_deep: float) -> dic
         "system_sd": float(sys_m.std(ddof=1)),
         "topic_sd": float(top_m.std(ddof=1)),
         "residual_sd": float(resid.std(ddof=1)),
+        "map_sd": float(scores["AP"].mean(axis=1).std(ddof=1)),
         "rel": float(np.median(counts[:, 1:].sum(axis=1))),
         "judged": float(counts.sum(axis=1).mean()),
         "distinct_deep": distinct_deep,
         "distinct10": distinct10,
+        "top_agreement": top_agreement(tensor),
     }
 
 
@@ -585,6 +635,7 @@ _AVERAGED = (
     "doc_share",
     "team_share",
     "first_stage_share",
+    "doc_strength_share",
 )
 
 
@@ -654,6 +705,17 @@ def _step(p: WorldParams, sim: dict, target: dict, damping: float, G: int, S: in
     log10 = math.log(max(sim["distinct10"], 1.0) / max(target["distinct10"], 1.0))
     step["doc_share"] = _logit_step(p.doc_share, damping * log10, 0.02, 0.97)
     step["team_share"] = min(p.team_share, 0.5 * (1 - step["doc_share"]))
+    # Which relevant documents each system ranks on top: the share of their strength common to
+    # every system sets how much the systems agree on them.
+    if (
+        p.doc_strength_sd
+        and np.isfinite(sim["top_agreement"])
+        and np.isfinite(target["top_agreement"])
+    ):
+        agree = math.log(max(target["top_agreement"], 1e-3) / max(sim["top_agreement"], 1e-3))
+        step["doc_strength_share"] = _logit_step(
+            min(p.doc_strength_share, 0.98), damping * agree, 0.02, 0.98
+        )
     # The judgments: a depth-k pool sets the judged share of the runs' top 100, the documents
     # judged beyond it (active learning) the rest of the judged documents per topic.
     if p.pool_extra:  # a shallow pool plus active learning: the extra documents move

@@ -146,8 +146,8 @@ _REGISTRY: Registry[type[Degrader]] = Registry("degrader")
 class Degrader:
     """Base class: a frozen dataclass whose fields are the degrader's parameters.
 
-    Subclasses set ``name``, ``level_field``, ``dropped``, ``needs_runs``, ``random``,
-    ``per_topic`` and
+    Subclasses set ``name``, ``level_field``, ``level_unit``, ``level_meaning``, ``dropped``,
+    ``needs_runs``, ``random``, ``per_topic`` and
     implement :meth:`levels` and :meth:`_trial`, which returns ``{level: keep_mask}`` (or
     ``{level: (keep_mask, grades)}``) for one trial over all levels; nesting across levels
     within a trial (stratified sampling) is therefore natural.
@@ -161,6 +161,13 @@ class Degrader:
     name: ClassVar[str] = ""
     #: The field holding the levels (``rates``, ``depths``...), set by a study's ``levels``.
     level_field: ClassVar[str] = "levels"
+    #: What a level is measured in: ``"percent"`` (of the judgments kept: a report shows a
+    #: level as ``10%`` and draws levels on a numeric axis), or what one level counts or names
+    #: (``"depth"``, ``"team"``...); empty: levels are labels, shown as they are.
+    level_unit: ClassVar[str] = ""
+    #: What a level means, in the words of a report's captions and axes (``"pool depth"``);
+    #: empty: ``levels of <name>``.
+    level_meaning: ClassVar[str] = ""
     #: What removed judgments become (see :class:`Judgments`).
     dropped: ClassVar[str] = "unpooled"
     #: Whether the runs (an EvalTensor) are needed, not just the qrels.
@@ -381,6 +388,8 @@ class StratifiedSampling(Degrader):
 
     name: ClassVar[str] = "stratified"
     level_field: ClassVar[str] = "rates"
+    level_unit: ClassVar[str] = "percent"
+    level_meaning: ClassVar[str] = "% of the judgments kept (stratified sampling)"
     per_topic: ClassVar[bool] = True
     _constraints: ClassVar[dict] = {
         "rates": RATES,
@@ -456,6 +465,8 @@ class UniformSampling(Degrader):
 
     name: ClassVar[str] = "uniform"
     level_field: ClassVar[str] = "rates"
+    level_unit: ClassVar[str] = "percent"
+    level_meaning: ClassVar[str] = "% of the judgments kept (uniform sampling)"
     dropped: ClassVar[str] = "unjudged"
     per_topic: ClassVar[bool] = True
     _constraints: ClassVar[dict] = {
@@ -520,6 +531,8 @@ class PoolDepth(Degrader):
 
     name: ClassVar[str] = "pool_depth"
     level_field: ClassVar[str] = "depths"
+    level_unit: ClassVar[str] = "depth"
+    level_meaning: ClassVar[str] = "pool depth"
     needs_runs: ClassVar[bool] = True
     random: ClassVar[bool] = False
     _constraints: ClassVar[dict] = {
@@ -591,6 +604,8 @@ class LeaveOneGroupOut(Degrader):
 
     name: ClassVar[str] = "leave_one_group_out"
     level_field: ClassVar[str] = "teams"
+    level_unit: ClassVar[str] = "team"
+    level_meaning: ClassVar[str] = "team left out of the pool"
     needs_runs: ClassVar[bool] = True
     random: ClassVar[bool] = False
     _constraints: ClassVar[dict] = {
@@ -657,6 +672,8 @@ class FewerTeams(Degrader):
 
     name: ClassVar[str] = "fewer_teams"
     level_field: ClassVar[str] = "k"
+    level_unit: ClassVar[str] = "teams"
+    level_meaning: ClassVar[str] = "teams kept (pools of fewer teams)"
     needs_runs: ClassVar[bool] = True
     _constraints: ClassVar[dict] = {"k": POSITIVE_INTS, "depth": DEPTH}
 
@@ -707,6 +724,8 @@ class AssessorNoise(Degrader):
 
     name: ClassVar[str] = "assessor_noise"
     level_field: ClassVar[str] = "rates"
+    level_unit: ClassVar[str] = "probability"
+    level_meaning: ClassVar[str] = "probability of a grade change (assessor noise)"
     per_topic: ClassVar[bool] = True
     _constraints: ClassVar[dict] = {
         # probabilities of a grade change, as floats (0 -> 0.0) as they always were

@@ -50,7 +50,8 @@ separate ranker as good as the best systems (active learning, as TREC DL's pools
 What real collections need beyond this (all off by default; ``simulators.calibrate`` fits
 them): ``system_quantiles`` shapes the system effects (b_s mapped through a quantile function:
 the long tail of poor runs); ``doc_strength_sd`` makes relevant documents of one grade unequal,
-the same for every system (q(g) times a log-normal factor of mean 1); ``first_stages`` = K makes
+the same for every system (q(g) times a log-normal factor of mean 1), or partly each system's
+own (``doc_strength_share``); ``first_stages`` = K makes
 each system re-rank the top ``depth`` of one of K first-stage lists (scored like an average
 system, sharing ``first_stage_share`` of their noise with u), as most runs of a track re-rank a
 few shared candidate lists.
@@ -118,6 +119,14 @@ class WorldParams:
         sigma_h: relevant documents of one grade differ in how strongly they draw every
         system's score, q_d = q(g_d) exp(sigma_h h_d - sigma_h^2 / 2) with h_d ~ N(0, 1) shared
         by all systems (easy and hard relevant documents). 0: every document of a grade alike.
+    doc_strength_share : float
+        rho: the share of that log-variance common to every system; the rest is each system's
+        own, q_{s,d} = q(g_d) exp(sigma_h (sqrt(rho) h_d + sqrt(1 - rho) h_{s,d}) -
+        sigma_h^2 / 2): which relevant documents a system favours. Real systems disagree on
+        them (TREC DL: about half of the variance of the reciprocal ranks of relevant
+        documents is system x document), and with a few relevant documents left per topic that
+        disagreement decides how far a ranking of the systems moves. 1: every system finds the
+        same documents easy.
     pool_extra : int
         Documents judged per topic beyond the depth-``pool_depth`` pool, chosen as active
         learning chooses them (TREC DL's pools): the retrieved but unpooled candidates ranked
@@ -163,6 +172,7 @@ class WorldParams:
     tie_resolution: float = 0.05
     pool_depth: int = 100
     doc_strength_sd: float = 0.0
+    doc_strength_share: float = 1.0
     pool_extra: int = 0
     first_stages: int = 0
     first_stage_share: float = 0.5
@@ -206,6 +216,7 @@ class WorldParams:
                 "shallow_fraction",
                 "tie_fraction",
                 "first_stage_share",
+                "doc_strength_share",
             ),
             Interval(Real, 0, 1),
         ),
@@ -652,12 +663,21 @@ def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arra
         if w_team:
             x += w_team * rng.standard_normal((n_teams, C))[team]
         q_t = q[grades[t]]
+        q_st = q_t[None, :]
         if p.doc_strength_sd:
-            # Relevant documents differ in how easy they are to find, the same for every
-            # system: a log-normal factor with mean 1 keeps q(g) as the grade's mean quality.
-            s_h = p.doc_strength_sd
-            q_t = q_t * np.exp(s_h * rng.standard_normal(C) - s_h * s_h / 2)
-        x += effect[:, t, None] * q_t[None, :]
+            # Relevant documents differ in how easy they are to find: a log-normal factor with
+            # mean 1 keeps q(g) as the grade's mean quality. The share doc_strength_share of
+            # its log-variance is the same for every system (easy and hard documents), the
+            # rest is each system's own (which relevant documents a system favours).
+            s_h, rho = p.doc_strength_sd, p.doc_strength_share
+            shared_h = s_h * math.sqrt(rho) * rng.standard_normal(C)
+            q_t = q_t * np.exp(shared_h - s_h * s_h * rho / 2)
+            q_st = q_t[None, :]
+            if rho < 1:
+                own_sd = s_h * math.sqrt(1 - rho)
+                own_h = own_sd * rng.standard_normal((S, C))
+                q_st = q_t[None, :] * np.exp(own_h - own_sd * own_sd / 2)
+        x += effect[:, t, None] * q_st
         if learner is not None:
             own = math.sqrt(1.0 - p.doc_share) * rng.standard_normal(C)
             learner[t] = learner_effect[t] * q_t + w_doc * u + own

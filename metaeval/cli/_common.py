@@ -160,28 +160,6 @@ def load_plugins(plugins: list[Path] | None) -> None:
             fail(f"plugin {path}: {type(err).__name__}: {err}")
 
 
-def load_collection(
-    qrels: Path,
-    runs: list[Path],
-    measures: list[str],
-    *,
-    topics=None,
-    run_names=None,
-    depth: int | None = None,
-):
-    """The tensor of ``runs`` against ``qrels`` (with selections) and the parsed measures."""
-    from metaeval.data import read_qrels, read_runs
-    from metaeval.engine import EvalTensor
-    from metaeval.evaluation import as_measures, check_distinct_inputs, select
-
-    check_distinct_inputs(qrels, runs)
-    parsed = as_measures(measures)
-    runset, judged, excluded = select(
-        read_runs(runs), read_qrels(qrels), topics=topics, run_names=run_names
-    )
-    return EvalTensor.build(runset, judged, depth=depth, excluded_topics=excluded), parsed
-
-
 def print_frame(
     frame: pd.DataFrame, fmt: Format, *, pivot: list[str] | None = None, digits: int = 4
 ) -> None:
@@ -247,7 +225,6 @@ __all__ = [
     "one_line",
     "resolve_seed",
     "load_plugins",
-    "load_collection",
     "print_frame",
     "writable",
 ]

@@ -1,9 +1,16 @@
-"""``metaeval robustness``, ``metaeval stability`` and ``metaeval correlate`` on TREC files."""
+"""``metaeval robustness``, ``metaeval stability`` and ``metaeval correlate`` on TREC files.
+
+Each runs its study criterion as a study of one TREC world (:mod:`metaeval.cli._study`):
+``robustness`` the robustness criterion (and significance changes), ``stability`` topic-subset
+stability, ``correlate`` the agreement between measures; so their numbers are those of a study
+file with the same world, criterion and seed.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated
 
+import pandas as pd
 import typer
 
 from metaeval._warnings import warn
@@ -19,12 +26,12 @@ from metaeval.cli._common import (
     TopicsOption,
     check_alpha,
     fail,
-    load_collection,
     load_plugins,
     option_error,
     print_frame,
     resolve_seed,
 )
+from metaeval.cli._study import criterion, trec_study
 
 
 def _ints(text: str, option: str, example: str = "90,70,50") -> tuple[int | float, ...]:
@@ -84,8 +91,9 @@ def robustness(
 ) -> None:
     """Rank correlation of each measure's ranking under damaged judgments with its ranking
     under the full judgments, mean drift, and significance changes."""
-    from metaeval.meta.robustness import robustness as run
-    from simulators import make_degrader, registered_degraders
+    from metaeval.cli._study import degrader
+    from metaeval.meta.robustness import RobustnessResult
+    from simulators import registered_degraders
     from simulators.degraders import level_field
 
     load_plugins(plugin)
@@ -100,28 +108,76 @@ def robustness(
     else:
         level_values = _ints(levels, "--levels")
     try:
-        degrader = make_degrader(method, **{level_field(method): level_values})
+        damage = degrader(method, level_values, trials)
     except (ValueError, TypeError) as err:
         option_error("--levels", levels, err)
     seed = resolve_seed(seed)
-    tensor, measures = load_collection(qrels, runs, measure, topics=topics, run_names=run_names)
-    _enough_runs(tensor, "robustness")
-    try:
-        sets = degrader.generate(tensor, trials=trials if degrader.random else 1, rng=seed)
-    except (ValueError, TypeError) as err:
-        option_error("--levels", levels, err)
-    result = run(
-        tensor,
-        measures,
-        sets,
-        statistics=statistic,
-        significance=significance,
-        B=B,
-        alpha=alpha,
-        rng=seed,
+    with trec_study(
+        "robustness",
+        qrels,
+        runs,
+        measure,
+        seed=seed,
+        topics=topics,
+        run_names=run_names,
+        plugins=plugin,
+        degraders=[damage],
+    ) as study:
+        _enough_runs(study.tensor, "robustness")
+        try:
+            # What the levels ask of the runs (a team no run belongs to, more teams than the
+            # runs have) is known once they are read: checked here, so the error names the
+            # option rather than failing in a task. One trial is a few milliseconds.
+            damage.make().trial(study.tensor, rng=seed)
+        except (ValueError, TypeError) as err:
+            option_error("--levels", levels, err)
+        study.full_scores()
+        wanted = [criterion("robustness", statistics=statistic)]
+        if significance:
+            wanted.append(criterion("significance_changes", B=B, alpha=alpha))
+        results = study.run(*wanted)["results"]
+    result = RobustnessResult(frame=_robustness_frame(results, damage, study.labels, statistic))
+    print_frame(result.summary() if summary else result.to_frame(), fmt)
+
+
+#: The order of the robustness rows of one measure, after its rank correlations.
+_ROBUSTNESS_ROWS = ("mean_drift", "power", "n_significant", "false_alarms", "reversals", "misses")
+
+
+def _robustness_frame(results: pd.DataFrame, damage, labels, statistics) -> pd.DataFrame:
+    """The study's robustness and significance-change rows as the command prints them:
+    ``method, level, trial, measure, against, statistic, value``, trial by trial, level by
+    level, measure by measure.
+
+    ``level`` is the level as given (a number or a team name, not the study's text), and
+    ``power`` (discriminative power under the damaged judgments) is against nothing."""
+    from metaeval.study.spec import FULL
+
+    rows = results[results["level"] != FULL]
+    positions = {
+        "level": {str(lv): i for i, lv in enumerate(damage.levels)},
+        "measure": {m: i for i, m in enumerate(labels)},
+        "statistic": {s: i for i, s in enumerate([*dict.fromkeys(statistics), *_ROBUSTNESS_ROWS])},
+    }
+    order = pd.DataFrame(
+        {
+            "trial": rows["trial"].to_numpy(),
+            **{key: rows[key].map(at).to_numpy() for key, at in positions.items()},
+        }
+    ).sort_values(["trial", "level", "measure", "statistic"], kind="stable")
+    rows = rows.iloc[order.index]
+    level_of = {str(lv): lv for lv in damage.levels}
+    return pd.DataFrame(
+        {
+            "method": damage.method,
+            "level": [level_of[lv] for lv in rows["level"]],
+            "trial": rows["trial"].astype(int).to_numpy(),
+            "measure": rows["measure"].astype(str).to_numpy(),
+            "against": rows["other"].where(rows["statistic"] != "power", "").astype(str).to_numpy(),
+            "statistic": rows["statistic"].astype(str).to_numpy(),
+            "value": rows["value"].astype(float).to_numpy(),
+        }
     )
-    frame = result.summary() if summary else result.to_frame()
-    print_frame(frame, fmt)
 
 
 def stability(
@@ -145,23 +201,48 @@ def stability(
 ) -> None:
     """Topic-subset stability: tau_b between the ranking on random topic subsets and on all
     topics (and between disjoint halves), by topic-set size."""
-    from metaeval.meta.stability import topic_subset_stability
+    from metaeval.meta.stability import StabilityResult, default_sizes
 
     load_plugins(plugin)
     sizes_values = None if sizes is None else _ints(sizes, "--sizes", "5,10,20")
     if sizes_values is not None and len(set(sizes_values)) < len(sizes_values):
         fail(f"--sizes {sizes!r}: a size is given twice; give each size once")
     seed = resolve_seed(seed)
-    tensor, measures = load_collection(qrels, runs, measure, topics=topics, run_names=run_names)
-    _enough_runs(tensor, "stability")
-    if tensor.n_topics < 2:
-        fail(f"stability draws topic subsets: the qrels have {tensor.n_topics} topic, need 2+")
-    for n in sizes_values or ():
-        # checked here, against the topics read, so the error names the option
-        if not (isinstance(n, int) and 1 <= n <= tensor.n_topics):
-            fail(f"--sizes {sizes}: each size must be a whole number in 1..{tensor.n_topics}")
-    scores = {str(m): m.compute(tensor) for m in measures}
-    result = topic_subset_stability(scores, sizes_values, repeats, split_half=split_half, rng=seed)
+    with trec_study(
+        "stability",
+        qrels,
+        runs,
+        measure,
+        seed=seed,
+        topics=topics,
+        run_names=run_names,
+        plugins=plugin,
+    ) as study:
+        tensor = study.tensor
+        _enough_runs(tensor, "stability")
+        if tensor.n_topics < 2:
+            fail(f"stability draws topic subsets: the qrels have {tensor.n_topics} topic, need 2+")
+        for n in sizes_values or ():
+            # checked here, against the topics read, so the error names the option
+            if not (isinstance(n, int) and 1 <= n <= tensor.n_topics):
+                fail(f"--sizes {sizes}: each size must be a whole number in 1..{tensor.n_topics}")
+        study.full_scores()
+        wanted = criterion("stability", sizes=sizes_values, repeats=repeats, split_half=split_half)
+        detail = study.run(wanted, tables=("stability",))["stability"]
+    # the rows in the order the command always printed them: measure, size, statistic, repeat
+    positions = {
+        "measure": {m: i for i, m in enumerate(study.labels)},
+        "size": {n: i for i, n in enumerate(sizes_values or default_sizes(tensor.n_topics))},
+        "statistic": {"tau_subset": 0, "tau_split": 1},
+    }
+    order = pd.DataFrame(
+        {
+            **{key: detail[key].map(at).to_numpy() for key, at in positions.items()},
+            "repeat": detail["repeat"].to_numpy(),
+        }
+    ).sort_values(["measure", "size", "statistic", "repeat"], kind="stable")
+    frame = detail.iloc[order.index][["measure", "size", "repeat", "statistic", "value"]]
+    result = StabilityResult(frame=frame.reset_index(drop=True), n_topics=tensor.n_topics)
     print_frame(result.summary() if summary else result.to_frame(), fmt)
 
 
@@ -186,33 +267,52 @@ def correlate(
     plugin: PluginOption = None,
 ) -> None:
     """Rank correlation between the system rankings of every pair of measures."""
-    from metaeval.meta.stability import measure_agreement
+    from metaeval.meta.stability import AgreementResult
 
     load_plugins(plugin)
     _statistics(statistic)
-    tensor, measures = load_collection(qrels, runs, measure, topics=topics, run_names=run_names)
-    if len(measures) < 2:
-        fail(
-            f"give at least two different measures (-m) to correlate, got "
-            f"{', '.join(map(str, measures))}"
-        )
-    _enough_runs(tensor, "correlate")
-    keep = None
-    if max_relevant is not None:
-        top = tensor.grade_counts.shape[1] - 1
-        if grade > max(top, 1):
-            warn(
-                f"--grade {grade} is above the highest grade in the qrels ({top}): no document "
-                f"counts, so --max-relevant {max_relevant} keeps every topic"
-            )
-        keep = tensor.grade_counts[:, grade:].sum(axis=1) <= max_relevant
-        if keep.sum() < 2:
+    with trec_study(
+        "correlate", qrels, runs, measure, topics=topics, run_names=run_names, plugins=plugin
+    ) as study:
+        if len(study.labels) < 2:
             fail(
-                f"--max-relevant {max_relevant} keeps {int(keep.sum())} topic(s) (with at most "
-                f"{max_relevant} documents of grade >= {grade}); correlate needs 2 or more"
+                f"give at least two different measures (-m) to correlate, got "
+                f"{', '.join(study.labels)}"
             )
-    result = measure_agreement(
-        {str(m): m.compute(tensor) for m in measures}, statistics=statistic, topics=keep
+        tensor = study.tensor
+        _enough_runs(tensor, "correlate")
+        n_topics, topic_filter = tensor.n_topics, None
+        if max_relevant is not None:
+            top = tensor.grade_counts.shape[1] - 1
+            if grade > max(top, 1):
+                warn(
+                    f"--grade {grade} is above the highest grade in the qrels ({top}): no "
+                    f"document counts, so --max-relevant {max_relevant} keeps every topic"
+                )
+            n_topics = int((tensor.grade_counts[:, grade:].sum(axis=1) <= max_relevant).sum())
+            if n_topics < 2:
+                fail(
+                    f"--max-relevant {max_relevant} keeps {n_topics} topic(s) (with at most "
+                    f"{max_relevant} documents of grade >= {grade}); correlate needs 2 or more"
+                )
+            # the study's topic filter keeps the same topics: at most N documents of grade >= g
+            topic_filter = {"grade": grade, "at_most": max_relevant}
+        study.full_scores()
+        wanted = criterion("agreement", topic_filter=topic_filter, statistics=statistic)
+        results = study.run(wanted)["results"]
+    # every pair in the order of the measures, both ways, as measure_agreement gives them
+    value = {(r.measure, r.other, r.statistic): r.value for r in results.itertuples(index=False)}
+    labels = study.labels
+    rows = [
+        (x, y, stat, float(value[x, y, stat]))
+        for i, a in enumerate(labels)
+        for b in labels[i + 1 :]
+        for stat in dict.fromkeys(statistic)
+        for x, y in ((a, b), (b, a))
+    ]
+    result = AgreementResult(
+        frame=pd.DataFrame(rows, columns=["measure", "other", "statistic", "value"]),
+        n_topics=n_topics,
     )
     if fmt is Format.table:
         for stat in statistic:

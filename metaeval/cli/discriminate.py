@@ -1,4 +1,9 @@
-"""``metaeval discriminate`` and ``metaeval compare``: significance on real runs."""
+"""``metaeval discriminate`` and ``metaeval compare``: significance on real runs.
+
+``discriminate`` runs the discriminative-power criterion as a study of one TREC world
+(:mod:`metaeval.cli._study`), so its numbers are those of a study file with the same world,
+criterion and seed.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from metaeval.cli._common import (
     resolve_seed,
     writable,
 )
+from metaeval.cli._study import criterion, trec_study
 
 
 class Method(str, Enum):
@@ -71,12 +77,7 @@ def _per_topic_scores(
         topics=topics,
         run_names=run_names,
     )
-    n_runs, n_topics = frame["run"].nunique(), frame["topic"].nunique()
-    if n_runs < 2:
-        fail(f"--runs {run_names!r} leaves {n_runs} run: give at least two to compare")
-    if n_topics < 2:
-        where = " (after --topics)" if topics is not None else ""
-        fail(f"the qrels{where} have {n_topics} topic: significance needs at least two topics")
+    _enough_to_compare(frame["run"].nunique(), frame["topic"].nunique(), topics, run_names)
     return frame
 
 
@@ -115,50 +116,69 @@ def discriminate(
     Prints, per measure, the discriminative power (pairs with ASL < alpha) and the difference
     required (bootstrap: Sakai's estimated difference; tukey: the critical difference).
     """
-    from metaeval.meta import discriminative_power, plot_asl_curves, resamples
+    from metaeval.meta import plot_asl_curves
+    from metaeval.meta._resampling import DEFAULT_B
 
     load_plugins(plugin)
     check_alpha(alpha)
     if plot is not None:
         writable(plot, "--plot")
-    frame = _per_topic_scores(qrels, runs, measure, topics, run_names)
-    n_runs, n_topics = frame["run"].nunique(), frame["topic"].nunique()
-    # one set of resamples for every measure: differences come from the measures alone
-    shared = resamples(
-        method.value, n_topics=n_topics, n_systems=n_runs, B=B, rng=resolve_seed(seed)
-    )
-    results = {}
-    for name, sub in frame.groupby("measure", sort=False):
-        try:
-            results[str(name)] = discriminative_power(
-                sub[["run", "topic", "value"]], method=method.value, alpha=alpha, resamples=shared
-            )
-        except (ValueError, TypeError) as err:
-            fail(f"{name}: {err}")
+    if len(runs) < 2:
+        fail(f"give at least two run files to compare, got {len(runs)}")
+    seed = resolve_seed(seed)
+    with trec_study(
+        "discriminate",
+        qrels,
+        runs,
+        measure,
+        seed=seed,
+        topics=topics,
+        run_names=run_names,
+        plugins=plugin,
+    ) as study:
+        n_runs, n_topics = study.tensor.n_runs, study.tensor.n_topics
+        _enough_to_compare(n_runs, n_topics, topics, run_names)
+        study.full_scores()
+        # one set of resamples for every measure: differences come from the measures alone
+        wanted = criterion("discriminative_power", method=method.value, B=B, alpha=alpha)
+        tables = study.run(wanted, tables=("results", "asl"))
+    value = {(r.measure, r.statistic): r.value for r in tables["results"].itertuples()}
     table = pd.DataFrame(
         [
             {
                 "measure": m,
-                "method": r.method,
-                "B": r.B,
-                "alpha": r.alpha,
-                "runs": len(r.systems),
-                "topics": r.n_topics,
-                "pairs": r.n_pairs,
-                "significant": r.n_significant,
-                "power": r.power,
-                "diff_required": r.diff_required,
+                "method": method.value,
+                "B": DEFAULT_B[method.value] if B is None else B,
+                "alpha": alpha,
+                "runs": n_runs,
+                "topics": n_topics,
+                "pairs": int(value[m, "n_pairs"]),
+                "significant": int(value[m, "n_significant"]),
+                "power": value[m, "power"],
+                "diff_required": value[m, "diff_required"],
             }
-            for m, r in results.items()
+            for m in study.labels
         ]
     )
     print_frame(table, fmt)
     if plot is not None:
+        asl = tables["asl"]
+        order = asl["measure"].map({m: i for i, m in enumerate(study.labels)})
+        curves = asl.assign(order=order).sort_values(["order", "rank"], kind="stable")
         try:
-            plot_asl_curves(results, path=plot)
+            plot_asl_curves(curves[["measure", "rank", "asl"]].assign(alpha=alpha), path=plot)
         except ValueError as err:  # e.g. an unknown image extension
             fail(f"--plot {plot}: {err}")
         typer.echo(f"ASL curves written to {plot}", err=True)
+
+
+def _enough_to_compare(n_runs: int, n_topics: int, topics, run_names) -> None:
+    """Fail unless there are two runs and two topics to test, naming the selection to blame."""
+    if n_runs < 2:
+        fail(f"--runs {run_names!r} leaves {n_runs} run: give at least two to compare")
+    if n_topics < 2:
+        where = " (after --topics)" if topics is not None else ""
+        fail(f"the qrels{where} have {n_topics} topic: significance needs at least two topics")
 
 
 def compare(

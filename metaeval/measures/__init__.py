@@ -1,6 +1,6 @@
 """Evaluation measures: one module per family, a registry, and the measure-name parser."""
 
-from metaeval.measures import binary, counts, graded  # noqa: F401  (registers the built-ins)
+from metaeval.measures import binary, counts, cwl, graded  # noqa: F401  (registers the built-ins)
 from metaeval.measures._common import RankedHits, log2_discount, ranked_hits, ranks
 from metaeval.measures.base import (
     Measure,

@@ -15,16 +15,26 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import math
 import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from numbers import Integral
 from typing import Any, ClassVar
 
 import numpy as np
 
+from metaeval._constraints import (
+    Boolean,
+    Constraint,
+    Interval,
+    Optional,
+    check_declared,
+    validate_params,
+)
 from metaeval._registry import Registry
-from metaeval._validation import check_int
+from metaeval._validation import ParamError, ParamTypeError
 from metaeval._warnings import warn
 from metaeval.engine import EvalTensor
 
@@ -33,16 +43,32 @@ MAX_CUTOFF = 2**31 - 1
 _REGISTRY: Registry[type[Measure]] = Registry("measure")
 
 
+#: What a cutoff may be; every measure with a ``cutoff_field`` gets it (a required cutoff is
+#: None only until the measure says it needs one).
+CUTOFF = Optional(Interval(Integral, 1, MAX_CUTOFF))
+
+
 class MeasureError(Exception):
-    """A measure's computation failed; the message starts with the measure's name."""
+    """A measure's parameter is not allowed, or its computation failed; the message starts
+    with the measure's name."""
 
 
-class MeasureValueError(MeasureError, ValueError):
-    pass
+class MeasureValueError(MeasureError, ParamError):
+    """A measure's parameter value is not allowed (or its computation failed): a ValueError
+    that carries the parameter as :class:`~metaeval._validation.ParamError` does (``param``
+    and ``index``; None for a failed computation)."""
 
 
-class MeasureTypeError(MeasureError, TypeError):
-    pass
+class MeasureTypeError(MeasureError, ParamTypeError):
+    """A measure's parameter has the wrong type (or its computation failed with a TypeError):
+    a TypeError carrying the parameter, as :class:`MeasureValueError`."""
+
+
+def _named(err: ParamError, measure: str, owner: type) -> MeasureError:
+    """``err`` as the measure's error: its message after the measure's name (``nDCG: base
+    must be a number > 1, got 1``), its parameter and index kept."""
+    kind = MeasureTypeError if isinstance(err, TypeError) else MeasureValueError
+    return kind(err.param, err.problem, index=err.index, owner=owner, message=f"{measure}: {err}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,7 +76,16 @@ class Measure:
     """Base class of every measure.
 
     Subclasses set the class attributes below, declare their parameters as dataclass fields
-    (with defaults), and implement :meth:`_compute`. Parameter checks go in :meth:`_validate`.
+    (with defaults), and implement :meth:`_compute`.
+
+    Parameters are checked once, when the measure is made: first against the constraints the
+    class and its bases declare in ``_constraints`` (:mod:`metaeval._constraints`; the cutoff
+    field's is :data:`CUTOFF` unless the class declares one), then by :meth:`_validate`, for
+    what a constraint cannot say (relations between parameters, normalisations). A
+    :class:`~metaeval._validation.ParamError` from either becomes a
+    :class:`MeasureValueError` (or :class:`MeasureTypeError`) whose message starts with the
+    measure's name and which carries the parameter (``err.param``, ``err.index``). A plugin
+    that declares nothing is checked by its own :meth:`_validate` alone.
 
     Attributes
     ----------
@@ -77,6 +112,24 @@ class Measure:
     #: Values for the parameters that have no default (besides a required cutoff, 5): what
     #: :meth:`example` builds, for tests and listings that make one of every measure.
     example_params: ClassVar[dict] = {}
+    #: What each parameter may be, by field name: this class's own; :meth:`param_constraints`
+    #: adds those of the bases.
+    _constraints: ClassVar[dict[str, Constraint]] = {"judged_only": Boolean()}
+
+    @classmethod
+    def param_constraints(cls) -> dict[str, Constraint]:
+        """Every declared constraint of the class: its bases' first, then its own (which
+        replace a base's for the same parameter), and :data:`CUTOFF` for the cutoff field when
+        none is declared."""
+        merged = cls.__dict__.get("_merged_constraints")
+        if merged is None:  # once per class: measures are made for every name parsed
+            merged = {}
+            for klass in reversed(cls.__mro__):
+                merged.update(klass.__dict__.get("_constraints", {}))
+            if cls.cutoff_field is not None:
+                merged.setdefault(cls.cutoff_field, CUTOFF)
+            cls._merged_constraints = merged
+        return merged
 
     def at_level(self, rel: int) -> Measure:
         """This measure with binary relevance at ``rel`` (grade >= rel relevant) if it is a
@@ -94,18 +147,31 @@ class Measure:
         return cls(**cutoff, **cls.example_params)
 
     def __post_init__(self):
-        if not isinstance(self.judged_only, bool):
-            raise TypeError(f"judged_only must be a bool, got {self.judged_only!r}")
-        if self.cutoff_field is not None:
-            k = getattr(self, self.cutoff_field)
-            if k is None and self.cutoff_required:
-                raise ValueError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
-            if k is not None:
-                check_int(f"{self.name}: the cutoff", k, min=1, max=MAX_CUTOFF)
-        self._validate()
+        try:
+            validate_params(self, self.param_constraints())
+            if (
+                self.cutoff_field is not None
+                and self.cutoff_required
+                and getattr(self, self.cutoff_field) is None
+            ):
+                raise MeasureValueError(
+                    self.cutoff_field,
+                    "is required",
+                    owner=type(self),
+                    message=f"{self.name} needs a cutoff, e.g. {self.name}@10",
+                )
+            self._validate()
+        except MeasureError as err:  # already worded with the measure's name
+            if isinstance(err, ParamError) and err.owner is None:
+                err.owner = type(self)
+            raise
+        except ParamError as err:
+            raise _named(err, self.name, type(self)) from None
 
     def _validate(self) -> None:
-        """Check parameter values; raise ValueError naming the parameter."""
+        """Check what the declared constraints cannot (relations between parameters) and
+        normalise values; raise :class:`~metaeval._validation.ParamError` naming the
+        parameter (the measure's name is put before its message)."""
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         raise NotImplementedError
@@ -218,9 +284,15 @@ def register(cls: type[Measure] | None = None, *, aliases: tuple[str, ...] = ())
     """Class decorator: make a :class:`Measure` subclass known by its ``name`` (and aliases)."""
 
     def wrap(klass: type[Measure]) -> type[Measure]:
-        return _REGISTRY.add_class(klass, Measure, "name", "register", aliases)
+        return _REGISTRY.add_class(
+            klass, Measure, "name", "register", aliases, check=_check_constraints
+        )
 
     return wrap if cls is None else wrap(cls)
+
+
+def _check_constraints(klass: type[Measure]) -> None:
+    check_declared(klass, klass.param_constraints(), fields(klass))
 
 
 def registered() -> dict[str, type[Measure]]:
@@ -252,10 +324,20 @@ def _split_top_level(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+class _SpecialFloats(ast.NodeTransformer):
+    """``nan`` and ``inf`` as the floats they name (as TOML and ``float()`` read them), so
+    that ``levels=(0.5,nan)`` is refused for its item, not read as a word."""
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in ("nan", "inf"):
+            return ast.copy_location(ast.Constant(math.nan if node.id == "nan" else math.inf), node)
+        return node
+
+
 def _literal(text: str) -> Any:
     try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+        return ast.literal_eval(_SpecialFloats().visit(ast.parse(text, mode="eval")))
+    except (ValueError, SyntaxError, TypeError):  # TypeError: an unhashable key, {[1]:2}
         return text  # a bare word such as gain=exp
 
 
@@ -275,8 +357,8 @@ def split_call(text: str, *, what: str = "measure") -> tuple[str, dict[str, Any]
     Raises
     ------
     ValueError
-        For text that is not of that shape, a parameter not written ``key=value``, or a key
-        given twice.
+        For text that is not of that shape; a :class:`~metaeval._validation.ParamError`
+        carrying the key for a parameter not written ``key=value``, or given twice.
     """
     if not isinstance(text, str):
         raise TypeError(f"a {what} is a string, got {type(text).__name__}")
@@ -292,9 +374,15 @@ def split_call(text: str, *, what: str = "measure") -> tuple[str, dict[str, Any]
     for part in _split_top_level(match["params"] or ""):
         key, eq, value = (s.strip() for s in part.partition("="))
         if not eq or not key or not value:
-            raise ValueError(f"{text!r}: parameter {part!r} must be written name=value")
+            raise ParamError(
+                key or None,
+                "must be written name=value",
+                message=f"{text!r}: parameter {part!r} must be written name=value",
+            )
         if key in params:
-            raise ValueError(f"{text!r}: parameter {key!r} is given twice")
+            raise ParamError(
+                key, "is given twice", message=f"{text!r}: parameter {key!r} is given twice"
+            )
         params[key] = _literal(value)
     cutoff = None if match["cutoff"] is None else match["cutoff"].strip()
     return match["name"], params, cutoff, bool(match["prime"])
@@ -347,6 +435,10 @@ def parse_measure(text: str | Measure) -> Measure:
     written ``P.10`` or ``P_10`` (``recall``, ``success``, ``map_cut``, ``ndcg_cut`` alike).
 
     Raises ValueError naming the unknown measure or parameter and listing what is allowed.
+    An error about one parameter is a :class:`~metaeval._validation.ParamError` (the
+    measure's own checks: a :class:`MeasureValueError` or :class:`MeasureTypeError`) whose
+    ``param`` and ``index`` say which (``base`` for ``nDCG(base=1)@10``, the cutoff field for
+    ``P@0``), after the text as written.
     """
     if isinstance(text, Measure):
         return text
@@ -376,22 +468,32 @@ def parse_measure(text: str | Measure) -> Measure:
     allowed = {f.name for f in cls.params()}
     for key, value in params.items():
         if key not in allowed:
-            raise ValueError(
-                f"{text!r}: {cls.name} has no parameter {key!r}; "
-                f"parameters: {sorted(allowed) or 'none'}"
+            listed = f"parameters: {sorted(allowed) or 'none'}"
+            raise ParamError(
+                key,
+                f"is not a parameter of {cls.name}; {listed}",
+                message=f"{text!r}: {cls.name} has no parameter {key!r}; {listed}",
             )
-        kwargs[key] = _coerce(cls, key, value, text)
+        kwargs[key] = _coerce(cls, key, value)
     if cutoff is not None:
         if cls.cutoff_field is None:
             raise ValueError(f"{text!r}: {cls.name} takes no @cutoff")
         if not re.fullmatch(r"[+-]?[0-9]+", cutoff):
-            raise ValueError(f"{text!r}: cutoff {cutoff!r} is not an integer")
+            raise ParamError(
+                cls.cutoff_field,
+                f"must be an integer, got {cutoff!r}",
+                message=f"{text!r}: cutoff {cutoff!r} is not an integer",
+            )
         kwargs[cls.cutoff_field] = int(cutoff)  # its range: checked by the measure itself
     if primed:
         kwargs["judged_only"] = True
     try:
         return cls(**kwargs)
-    except (TypeError, ValueError) as err:  # the measure's own checks: name the user's text
+    except ParamError as err:  # the measure's own checks: name the user's text, keep the rest
+        raise type(err)(
+            err.param, err.problem, index=err.index, owner=err.owner, message=f"{text!r}: {err}"
+        ) from None
+    except (TypeError, ValueError) as err:  # a plugin's own check, a plain ValueError
         raise type(err)(f"{text!r}: {err}") from None
 
 
@@ -562,8 +664,11 @@ class MeasureDict(dict):
         return f"MeasureDict({dict.__repr__(self)})"
 
 
-def _coerce(cls: type[Measure], key: str, value: Any, text: str) -> Any:
-    """Turn a parsed literal into the field's declared type (int 1 -> float 1.0, list -> tuple)."""
+def _coerce(cls: type[Measure], key: str, value: Any) -> Any:
+    """Turn a parsed literal into the field's declared type (int 1 -> float 1.0, list -> tuple).
+
+    Never raises: a value it cannot turn is passed on as it is, for the measure's checks to
+    refuse naming the parameter."""
     hints = typing.get_type_hints(cls)
     hint = hints.get(key)
     origins = {typing.get_origin(hint)} | {typing.get_origin(a) or a for a in typing.get_args(hint)}
@@ -571,7 +676,10 @@ def _coerce(cls: type[Measure], key: str, value: Any, text: str) -> Any:
     if isinstance(value, list):
         value = tuple(value)
     if isinstance(value, Mapping):
-        value = tuple(sorted(value.items()))
+        try:
+            value = tuple(sorted(value.items()))
+        except TypeError:  # keys that do not compare ({1:1,'a':2}): the measure names them
+            value = tuple(value.items())
     if (
         float in origins
         and isinstance(value, int)

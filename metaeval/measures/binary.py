@@ -9,10 +9,12 @@ topic with R = 0 scores 0 on every recall-normalised measure, as in trec_eval.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 
+from metaeval._constraints import Described, Interval, OneOf, Optional, Sequence
 from metaeval.engine import UNJUDGED, UNPOOLED, EvalTensor
 from metaeval.measures._common import RankedHits, group_sizes, ranked_hits, safe_divide
 from metaeval.measures.base import Measure, MeasureValueError, register
@@ -25,14 +27,7 @@ class BinaryMeasure(Measure):
     """A measure of binary relevance with a relevance level ``rel`` (grade >= rel is relevant)."""
 
     rel: int = 1
-
-    def _validate(self) -> None:
-        if (
-            isinstance(self.rel, bool)
-            or not isinstance(self.rel, (int, np.integer))
-            or self.rel < 1
-        ):
-            raise ValueError(f"{self.name}: rel must be an integer >= 1, got {self.rel!r}")
+    _constraints: ClassVar[dict] = {"rel": Interval(Integral, 1)}
 
     def relevant_hits(self, tensor: EvalTensor, cutoff: int | None = None) -> RankedHits:
         """The relevant ranks (within the cutoff), grouped by run and topic.
@@ -309,22 +304,9 @@ def recall_cut(levels: np.ndarray, n_rel: np.ndarray, rounding: str) -> np.ndarr
     return (whole + (v - whole >= 0.5)).astype(np.int64)
 
 
-def _check_rounding(owner: str, rounding) -> None:
-    if rounding not in ROUNDINGS:
-        raise MeasureValueError(
-            f"{owner}: rounding must be one of {', '.join(ROUNDINGS)} (trec_eval 10 / 9), "
-            f"got {rounding!r}"
-        )
-
-
-def _check_level(owner: str, name: str, value) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not 0.0 <= float(value) <= 1.0
-    ):
-        raise MeasureValueError(f"{owner}: {name} must be a recall level in [0, 1], got {value!r}")
-    return float(value)
+#: A recall level x, in [0, 1].
+RECALL_LEVEL = Described(Interval(Real, 0, 1), "a recall level in [0, 1]")
+ROUNDING = Described(OneOf(*ROUNDINGS), f"one of {', '.join(ROUNDINGS)} (trec_eval 10 / 9)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -336,10 +318,7 @@ class _Interpolated(BinaryMeasure):
     """
 
     recall_normalised = True
-
-    def _validate(self) -> None:
-        super()._validate()
-        _check_rounding(self.name, self.rounding)
+    _constraints: ClassVar[dict] = {"rounding": ROUNDING}
 
     def interpolated(self, tensor: EvalTensor, levels: tuple[float, ...]) -> np.ndarray:
         """(L, S, T) interpolated precision at each recall level.
@@ -399,12 +378,17 @@ class IPrec(_Interpolated):
     name = "IPrec"
     formula = "IPrec(x) = max_{n >= max(c,1)} n / r_n, c = lround(x R) (trec9: trunc(x R + 0.9))"
     reference = "trec_eval 10.0 iprec_at_recall (m_iprec_at_recall.c); Manning et al. 2008, 8.4"
+    # None is the default only so that the missing level is asked for with an example
+    _constraints: ClassVar[dict] = {"recall": Optional(RECALL_LEVEL)}
 
     def _validate(self) -> None:
-        super()._validate()
         if self.recall is None:
-            raise MeasureValueError(f"{self.name} needs a recall level, e.g. IPrec(recall=0.5)")
-        object.__setattr__(self, "recall", _check_level(self.name, "recall", self.recall))
+            raise MeasureValueError(
+                "recall",
+                "is required",
+                message=f"{self.name} needs a recall level, e.g. IPrec(recall=0.5)",
+            )
+        object.__setattr__(self, "recall", float(self.recall))
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         return self.interpolated(tensor, (self.recall,))[0]
@@ -440,24 +424,12 @@ class IPrecAvg(_Interpolated):
     name = "IPrecAvg"
     formula = "IPrecAvg = (1/L) sum_x IPrec(x), x in 0, 0.1, ..., 1"
     reference = "trec_eval 10.0 11pt_avg (m_11pt_avg.c); Harman, TREC-1 overview, 1993"
+    # repeats are allowed: a level given twice weighs twice in the average
+    _constraints: ClassVar[dict] = {"levels": Sequence(RECALL_LEVEL, scalar=(Real,), unique=False)}
 
     def _validate(self) -> None:
-        super()._validate()
-        levels = self.levels
-        if isinstance(levels, (int, float)) and not isinstance(levels, bool):
-            levels = (levels,)
-        try:
-            levels = tuple(levels)
-        except TypeError:
-            raise MeasureValueError(
-                f"{self.name}: levels must be a tuple of recall levels, e.g. levels=(0.2,0.5,0.8), "
-                f"got {self.levels!r}"
-            ) from None
-        if not levels:
-            raise MeasureValueError(f"{self.name}: levels is empty; omit it for the 11 points")
-        object.__setattr__(
-            self, "levels", tuple(_check_level(self.name, "levels", x) for x in levels)
-        )
+        # the levels as floats, so that 1 and 1.0 make one measure with one name
+        object.__setattr__(self, "levels", tuple(float(x) for x in self.levels))
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         # Summed level by level, in order, then divided: trec_eval's sum / num_params.

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from metaeval._validation import ParamError
 from metaeval.data import Qrels, Run, RunSet
 from metaeval.engine import EvalTensor
 from metaeval.measures.base import Measure, parse_measure
@@ -35,7 +36,7 @@ def top_heaviness_world(
     """
     n_relevant = _check_positive_ints("n_relevant", n_relevant)
     if isinstance(max_rank, bool) or not isinstance(max_rank, (int, np.integer)) or max_rank < 1:
-        raise ValueError(f"max_rank must be a positive integer, got {max_rank!r}")
+        raise ParamError("max_rank", f"must be a positive integer, got {max_rank!r}")
     qrels, run, rows = {}, {}, []
     for big_r in n_relevant:
         judged = {f"rel{i}": 1 for i in range(big_r)} | {f"non{i}": 0 for i in range(max_rank)}
@@ -76,7 +77,7 @@ def top_heaviness(
     """
     parsed = [parse_measure(m) for m in measures]
     if not parsed:
-        raise ValueError("measures is empty: give at least one measure, e.g. ['AP', 'nDCG']")
+        raise ParamError("measures", "is empty: give at least one measure, e.g. ['AP', 'nDCG']")
     qrels, run, cells = top_heaviness_world(n_relevant, max_rank)
     tensor = EvalTensor.build(RunSet([run]), qrels)
     position = pd.Series(np.arange(len(tensor.topics)), index=tensor.topics)[cells["topic"]]
@@ -119,7 +120,7 @@ def plot_top_heaviness(
     from metaeval.report.figures import top_heaviness_curves
 
     if y not in ("value", "relative"):
-        raise ValueError(f"y must be 'value' or 'relative', got {y!r}")
+        raise ParamError("y", f"must be 'value' or 'relative', got {y!r}")
     if frame is None:
         frame = top_heaviness(measures, n_relevant=n_relevant, max_rank=max_rank)
     return top_heaviness_curves(frame, y=y)
@@ -130,7 +131,7 @@ def _check_positive_ints(name: str, values) -> tuple[int, ...]:
     if not values or any(
         isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in values
     ):
-        raise ValueError(f"{name} must be positive integers, got {values!r}")
+        raise ParamError(name, f"must be positive integers, got {values!r}")
     return tuple(int(v) for v in values)
 
 

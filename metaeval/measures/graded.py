@@ -19,12 +19,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 
+from metaeval._constraints import Boolean, Described, Distribution, Interval, OneOf, Optional
 from metaeval.engine import EvalTensor
 from metaeval.measures._common import log2_discount, ranked_hits, ranks, safe_divide
-from metaeval.measures.base import Measure, MeasureTypeError, MeasureValueError, register
+from metaeval.measures.base import Measure, MeasureValueError, register
 from metaeval.measures.binary import BinaryMeasure
 
 #: Type of a ``gains=`` parameter once normalised: sorted ((grade, gain), ...) pairs.
@@ -42,32 +45,37 @@ DISCOUNTS = ("log2", "jk")
 #: ranks stays finite in double precision, far beyond any setting in the literature.
 MAX_PARAMETER = 1e12
 
+#: RBP's and RBP_resid's persistence p.
+PERSISTENCE = Described(Interval(Real, 0, 1, closed="neither"))
+
 
 def normalise_gains(owner: str, gains) -> GainsMap | None:
     """Check a ``gains=`` mapping and return it as a sorted tuple of (int grade, float gain).
 
     Accepts a mapping or an iterable of pairs (what the parser produces from ``{1:1,2:3}``).
-    Raises ValueError naming ``gains`` when a grade is not an integer >= 0 or a gain is not a
-    finite number in [0, MAX_PARAMETER].
+    Raises :class:`~metaeval.measures.base.MeasureValueError` for the parameter ``gains``,
+    its message starting with ``owner`` (the measure's name), when a grade is not an integer
+    >= 0 or a gain is not a finite number in [0, MAX_PARAMETER].
     """
     if gains is None:
         return None
+
+    def refuse(problem: str) -> MeasureValueError:
+        return MeasureValueError("gains", problem, message=f"{owner}: gains {problem}")
+
     items = gains.items() if isinstance(gains, Mapping) else gains
+    shape = f"must map grades to gains, e.g. {{1:1,2:3}}, got {gains!r}"
     try:
         pairs = [tuple(p) for p in items]
     except TypeError:
-        raise ValueError(
-            f"{owner}: gains must map grades to gains, e.g. {{1:1,2:3}}, got {gains!r}"
-        ) from None
+        raise refuse(shape) from None
     out: dict[int, float] = {}
     for pair in pairs:
         if len(pair) != 2:
-            raise ValueError(
-                f"{owner}: gains must map grades to gains, e.g. {{1:1,2:3}}, got {gains!r}"
-            )
+            raise refuse(shape)
         grade, gain = pair
         if isinstance(grade, bool) or not isinstance(grade, (int, np.integer)) or grade < 0:
-            raise ValueError(f"{owner}: gains keys must be integer grades >= 0, got {grade!r}")
+            raise refuse(f"keys must be integer grades >= 0, got {grade!r}")
         if (
             isinstance(gain, bool)
             or not isinstance(gain, (int, float, np.integer, np.floating))
@@ -76,15 +84,12 @@ def normalise_gains(owner: str, gains) -> GainsMap | None:
             or gain > MAX_PARAMETER
         ):
             limit = f"[0, {MAX_PARAMETER:g}]"
-            raise ValueError(
-                f"{owner}: gains values must be finite numbers {limit}, "
-                f"got {gain!r} for grade {grade}"
-            )
+            raise refuse(f"values must be finite numbers {limit}, got {gain!r} for grade {grade}")
         if int(grade) in out:
-            raise ValueError(f"{owner}: gains gives grade {grade} twice")
+            raise refuse(f"gives grade {grade} twice")
         out[int(grade)] = float(gain)
     if not out:
-        raise ValueError(f"{owner}: gains is empty; omit it to use the default gains")
+        raise refuse("is empty; omit it to use the default gains")
     return tuple(sorted(out.items()))
 
 
@@ -184,10 +189,9 @@ class GainMeasure(Measure):
 
     gain: str = "linear"
     gains: GainsMap | None = None
+    _constraints: ClassVar[dict] = {"gain": OneOf(*GAIN_FORMS)}
 
     def _validate(self) -> None:
-        if self.gain not in GAIN_FORMS:
-            raise ValueError(f"{self.name}: gain must be one of {GAIN_FORMS}, got {self.gain!r}")
         object.__setattr__(self, "gains", normalise_gains(self.name, self.gains))
 
     def gain_values(self, n_grades: int) -> np.ndarray:
@@ -232,6 +236,10 @@ class nDCG(GainMeasure):
     cutoff: int | None = None
     discount: str = "log2"
     base: float = 2.0
+    _constraints: ClassVar[dict] = {
+        "discount": OneOf(*DISCOUNTS),
+        "base": Described(Interval(Real, 1, closed="neither")),
+    }
     name = "nDCG"
     cutoff_field = "cutoff"
     recall_normalised = True
@@ -246,22 +254,13 @@ class nDCG(GainMeasure):
 
     def _validate(self) -> None:
         super()._validate()
-        if self.discount not in DISCOUNTS:
-            raise ValueError(
-                f"{self.name}: discount must be one of {DISCOUNTS}, got {self.discount!r}"
-            )
-        if (
-            isinstance(self.base, bool)
-            or not isinstance(self.base, (int, float))
-            or not math.isfinite(self.base)
-            or self.base <= 1
-        ):
-            raise ValueError(f"{self.name}: base must be a number > 1, got {self.base!r}")
         object.__setattr__(self, "base", float(self.base))
         if self.discount == "log2" and self.base != 2.0:
-            raise ValueError(
-                f"{self.name}: base applies to discount=jk only; "
-                f"write {self.name}(discount=jk,base={self.base:g})"
+            raise MeasureValueError(
+                "base",
+                "applies to discount=jk only",
+                message=f"{self.name}: base applies to discount=jk only; "
+                f"write {self.name}(discount=jk,base={self.base:g})",
             )
 
     def weights(self, depth: int) -> np.ndarray:
@@ -351,6 +350,11 @@ class Q(GainMeasure, BinaryMeasure):
 
     cutoff: int | None = None
     beta: float = 1.0
+    _constraints: ClassVar[dict] = {
+        "beta": Described(
+            Interval(Real, 0, MAX_PARAMETER), f"a finite number in [0, {MAX_PARAMETER:g}]"
+        )
+    }
     name = "Q"
     cutoff_field = "cutoff"
     recall_normalised = True
@@ -361,17 +365,7 @@ class Q(GainMeasure, BinaryMeasure):
     )
 
     def _validate(self) -> None:
-        BinaryMeasure._validate(self)
-        GainMeasure._validate(self)
-        if (
-            isinstance(self.beta, bool)
-            or not isinstance(self.beta, (int, float))
-            or not 0 <= self.beta <= MAX_PARAMETER
-        ):
-            raise ValueError(
-                f"{self.name}: beta must be a finite number in [0, "
-                f"{MAX_PARAMETER:g}], got {self.beta!r}"
-            )
+        super()._validate()
         object.__setattr__(self, "beta", float(self.beta))
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
@@ -395,12 +389,6 @@ class Q(GainMeasure, BinaryMeasure):
 
 
 # ---------------------------------------------------------------------------- RBP
-def _check_p(owner: str, p) -> float:
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
-        raise ValueError(f"{owner}: p must be a number with 0 < p < 1, got {p!r}")
-    return float(p)
-
-
 @register
 @dataclass(frozen=True, kw_only=True)
 class RBP(Measure):
@@ -442,6 +430,10 @@ class RBP(Measure):
     p: float = 0.8
     gains: GainsMap | None = None
     normalise: str = "qrels"
+    _constraints: ClassVar[dict] = {
+        "p": PERSISTENCE,
+        "normalise": Described(OneOf(*RBP_NORMALISE), f"one of {', '.join(RBP_NORMALISE)}"),
+    }
     name = "RBP"
     cutoff_field = "cutoff"
     formula = "RBP = (1-p) sum_r g(r) p^(r-1), g = gain / highest gain (default: grade / c)"
@@ -451,13 +443,8 @@ class RBP(Measure):
     )
 
     def _validate(self) -> None:
-        object.__setattr__(self, "p", _check_p(self.name, self.p))
+        object.__setattr__(self, "p", float(self.p))
         object.__setattr__(self, "gains", normalise_gains(self.name, self.gains))
-        if self.normalise not in RBP_NORMALISE:
-            raise MeasureValueError(
-                f"{self.name}: normalise must be one of {', '.join(RBP_NORMALISE)}, "
-                f"got {self.normalise!r}"
-            )
 
     def gain_values(self, n_grades: int) -> np.ndarray:
         """Gain of grades 0 .. n_grades-1, divided by the highest: grade / c by default."""
@@ -531,6 +518,10 @@ class RBP_resid(Measure):
     cutoff: int | None = None
     p: float = 0.8
     tail_if_judged: bool = True
+    _constraints: ClassVar[dict] = {
+        "p": PERSISTENCE,
+        "tail_if_judged": Described(Boolean(), "True or False"),
+    }
     name = "RBP_resid"
     cutoff_field = "cutoff"
     formula = "resid = p^d + (1-p) sum_{r<=d, unjudged(r)} p^(r-1)"
@@ -540,11 +531,7 @@ class RBP_resid(Measure):
     )
 
     def _validate(self) -> None:
-        object.__setattr__(self, "p", _check_p(self.name, self.p))
-        if not isinstance(self.tail_if_judged, (bool, np.bool_)):
-            raise MeasureTypeError(
-                f"{self.name}: tail_if_judged must be True or False, got {self.tail_if_judged!r}"
-            )
+        object.__setattr__(self, "p", float(self.p))
         object.__setattr__(self, "tail_if_judged", bool(self.tail_if_judged))
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
@@ -655,35 +642,13 @@ class _ThresholdMeasure(Measure):
 
     g: tuple[float, ...] | None = None
     recall_normalised = True
+    # the probability of each threshold grade 1..c
+    _constraints: ClassVar[dict] = {"g": Optional(Distribution())}
 
     def _validate(self) -> None:
-        if self.g is None:
-            return
-        g = self.g
-        if isinstance(g, (int, float)) and not isinstance(g, bool):
-            g = (g,)
-        try:
-            values = tuple(g)
-        except TypeError:
-            raise ValueError(
-                f"{self.name}: g must be a tuple of probabilities, e.g. g=(0.1,0.9), got {self.g!r}"
-            ) from None
-        if not values:
-            raise ValueError(f"{self.name}: g is empty; omit it for the uniform default")
-        for v in values:
-            if (
-                isinstance(v, bool)
-                or not isinstance(v, (int, float, np.integer, np.floating))
-                or not math.isfinite(v)
-                or v < 0
-            ):
-                raise ValueError(f"{self.name}: g must hold non-negative numbers, got {self.g!r}")
-        if abs(math.fsum(values) - 1.0) > 1e-9:
-            raise ValueError(
-                f"{self.name}: g must sum to 1 (it is the probability of each "
-                f"threshold grade 1..c), got {self.g!r} summing to {math.fsum(values):g}"
-            )
-        object.__setattr__(self, "g", tuple(float(v) for v in values))
+        if self.g is not None:
+            # as floats, so that (1,0) and (1.0,0.0) make one measure with one name
+            object.__setattr__(self, "g", tuple(float(v) for v in self.g))
 
     def thresholds(self, n_grades: int) -> np.ndarray:
         """g_1 .. g_L as an array of length L + 1 with a leading 0 (index = grade).

@@ -22,9 +22,9 @@ The package follows the report's flow:
 - :mod:`~metaeval.report.card` is a measure's report card.
 """
 
-from metaeval.report.inference import KEYS, summarise
 from metaeval.report.model import intervals_text, with_interval
 from metaeval.report.sections import register_section
+from metaeval.report.summary import KEYS, summarise
 from metaeval.report.writer import FORMATS, build, write_report
 
 __all__ = [

@@ -56,7 +56,9 @@ never two intervals compared by eye.
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -343,6 +345,7 @@ def interval(
     return Interval(estimate, float(low), float(high), confidence, draws, values.sources)
 
 
+@functools.lru_cache(maxsize=256)  # a report asks for a few (n, confidence), thousands of times
 def _expansion(n: int, confidence: float) -> float:
     """Hesterberg's (2015) widening of a bootstrap interval from n units: the bootstrap's
     spread is a sqrt((n - 1)/n) too small, and a normal quantile where Student's t fits."""
@@ -383,20 +386,30 @@ class Evidence:
                 k: (v, int(n), bool(c)) for k, v, n, c in zip(keys, values, topics, carried)
             }
         self._cache: dict[tuple, pd.DataFrame] = {}
+        # what :meth:`values` took out of the frames :meth:`rows` gave, by frame (the frame is
+        # kept with it, so that its id stays its own)
+        self._columns: OrderedDict[int, tuple] = OrderedDict()
+        self._kept: dict[tuple, pd.DataFrame] = {}  # what rows() gave, by its arguments
 
     @property
     def worlds(self) -> list[str]:
         return list(dict.fromkeys(self.results["world"])) if len(self.results) else []
 
-    def _subset(self, world: str, criterion: str, statistic: str) -> pd.DataFrame:
-        key = (world, criterion, statistic)
+    def _subset(self, world: str, criterion: str, statistic: str, level: str) -> pd.DataFrame:
+        """The rows of one statistic at one level, filtered once: a claim asks for the same
+        ones for every measure, reference and modifier it compares."""
+        key = (world, criterion, statistic, level)
         if key not in self._cache:
-            r = self.results
-            self._cache[key] = r[
-                (r["world"] == world)
-                & (r["criterion"] == criterion)
-                & (r["statistic"] == statistic)
-            ]
+            outer = (world, criterion, statistic)
+            if outer not in self._cache:
+                r = self.results
+                self._cache[outer] = r[
+                    (r["world"] == world)
+                    & (r["criterion"] == criterion)
+                    & (r["statistic"] == statistic)
+                ]
+            d = self._cache[outer]
+            self._cache[key] = d[d["level"].astype(str) == level]
         return self._cache[key]
 
     def rows(
@@ -410,9 +423,21 @@ class Evidence:
         against=None,
         x=None,
     ) -> pd.DataFrame:
-        """The saved rows of one statistic at one level (every measure)."""
-        d = self._subset(world, criterion, statistic)
-        d = d[d["level"].astype(str) == str(level)]
+        """The saved rows of one statistic at one level (every measure): the same frame
+        whenever the same rows are asked for (a claim asks for them once per measure,
+        reference and modifier), so read it, do not change it."""
+        key = (world, criterion, statistic, str(level), degrader, against)
+        key += (None if x is None else tuple(np.atleast_1d(x).tolist()),)
+        try:
+            if key in self._kept:
+                return self._kept[key]
+        except TypeError:  # an argument that is not hashable: not kept
+            return self._rows(world, criterion, statistic, level, degrader, against, x)
+        self._kept[key] = self._rows(world, criterion, statistic, level, degrader, against, x)
+        return self._kept[key]
+
+    def _rows(self, world, criterion, statistic, level, degrader, against, x) -> pd.DataFrame:
+        d = self._subset(world, criterion, statistic, str(level))
         if str(level) != FULL:
             if degrader is not None:
                 d = d[d["degrader"] == degrader]
@@ -430,34 +455,63 @@ class Evidence:
 
     def values(self, rows: pd.DataFrame, measure: str) -> Values:
         """One measure's :class:`Values` from :meth:`rows` (several ``x`` are averaged)."""
-        d = rows[rows["measure"] == measure]
-        if d.empty:
+        _, measures, columns = taken = self._taken(rows)
+        if isinstance(measure, str):
+            at = np.flatnonzero(measures == measure)
+        else:  # compared as pandas compares a column with a value
+            at = np.flatnonzero((rows["measure"] == measure).to_numpy())
+        if not len(at):
             raise NoData(f"no saved value of {measure}")
-        return self.series(d)
+        if columns is None:  # taken out once per frame, when a value is first asked of it
+            columns = _Rows(rows, keyed=bool(self._draws))
+            self._columns[id(rows)] = (*taken[:2], columns)
+        return self._series(columns, at)
+
+    def _taken(self, rows: pd.DataFrame) -> tuple:
+        """(rows, its measures, its :class:`_Rows` or None until asked for), kept for the
+        last frames asked about: :meth:`rows` gives the same frame for the same rows."""
+        key = id(rows)
+        found = self._columns.get(key)
+        if found is None or found[0] is not rows:
+            found = self._columns[key] = (rows, rows["measure"].to_numpy(), None)
+            while len(self._columns) > 256:
+                self._columns.popitem(last=False)
+        else:
+            self._columns.move_to_end(key)
+        return found
 
     def series(self, d: pd.DataFrame) -> Values:
         """The :class:`Values` of saved rows that differ only by replicate and trial (rows of
         one replicate and trial, say several ``x``, are averaged)."""
-        reps = d["replicate"].to_numpy(dtype=int)
-        trials = d["trial"].to_numpy(dtype=int)
+        return self._series(_Rows(d, keyed=bool(self._draws)))
+
+    def _series(self, d: _Rows, at: np.ndarray | None = None) -> Values:
+        """:meth:`series` of the rows ``at`` (positions; all when None) of ``d``."""
+        reps, trials, value = d.replicate, d.trial, d.value
+        if at is not None:
+            reps, trials, value = reps[at], trials[at], value[at]
         J, K = int(reps.max()) + 1, int(trials.max()) + 1
-        draws = (
-            [self._draws.get(k) for k in zip(*_row_keys(d), strict=True)]
-            if self._draws
-            else [None] * len(d)
-        )
+        if self._draws:
+            keys = d.keys if at is None else [d.keys[i] for i in at]
+            draws = [self._draws.get(k) for k in keys]
+        else:
+            draws = [None] * len(value)
         R = max((len(v[0]) for v in draws if v is not None), default=0)
         if any(v is None for v in draws):
             R = 0  # a row without resamples: the trials and replicates alone
-        total = np.zeros((J, K, R + 1))
-        count = np.zeros((J, K, R + 1))
-        cell = np.empty((len(d), R + 1))
-        cell[:, 0] = d["value"].to_numpy(dtype=float)
+        cell = np.empty((len(value), R + 1))
+        cell[:, 0] = value
         if R:
             cell[:, 1:] = np.stack([v[0] for v in draws])
         ok = np.isfinite(cell)
-        np.add.at(total, (reps, trials), np.where(ok, cell, 0.0))
-        np.add.at(count, (reps, trials), ok)
+        # the sums over the rows of each (replicate, trial) cell: bincount adds the rows in
+        # order from 0.0, as np.add.at does (the same sums to the last bit), in a fraction
+        # of its time
+        at_cell = ((reps * K + trials)[:, None] * (R + 1) + np.arange(R + 1)).ravel()
+        size = J * K * (R + 1)
+        total = np.bincount(at_cell, weights=np.where(ok, cell, 0.0).ravel(), minlength=size)
+        count = np.bincount(at_cell, weights=ok.ravel(), minlength=size)
+        total, count = total.reshape(J, K, R + 1), count.reshape(J, K, R + 1)
         with np.errstate(invalid="ignore"):
             array = np.where(count > 0, total / np.maximum(count, 1), np.nan)
         seen = np.zeros((J, K), dtype=bool)
@@ -465,76 +519,45 @@ class Evidence:
         array[~seen] = np.nan
         topics = tuple(sorted({v[1] for v in draws if v is not None}))
         sources = Sources(topics, R, len(np.unique(trials)), len(np.unique(reps)))
-        bounds = self._range(d)
+        bounds = self._range(d, at)
         return Values(array, sources, not R or not all(v[2] for v in draws), bounds)
 
-    def _range(self, d: pd.DataFrame) -> tuple[float, float]:
+    def _range(self, d: _Rows, at: np.ndarray | None = None) -> tuple[float, float]:
         """The values the rows' statistic can take, as its criterion declares them (one
         statistic of one kind of criterion; unbounded otherwise, or for a plugin criterion
         this process has not loaded)."""
         from metaeval.study.criteria import registered_criteria
 
-        if "kind" not in d or d["kind"].nunique() != 1 or d["statistic"].nunique() != 1:
+        if d.kind is None:
             return UNBOUNDED
-        key = (d["kind"].iloc[0], d["statistic"].iloc[0])
+        kind, statistic = (d.kind, d.statistic) if at is None else (d.kind[at], d.statistic[at])
+        if _distinct(kind) != 1 or _distinct(statistic) != 1:
+            return UNBOUNDED
+        key = (kind[0], statistic[0])
         if key not in self._ranges:
             criterion = registered_criteria().get(key[0])
             self._ranges[key] = UNBOUNDED if criterion is None else criterion.range_of(key[1])
         return self._ranges[key]
 
 
-#: What identifies a statistic in a study's results (besides replicate and trial).
-KEYS = ["world", "degrader", "level", "kind", "criterion", "measure", "other", "statistic", "x"]
-SUMMARY_COLUMNS = [
-    *KEYS,
-    "mean",
-    "low",
-    "high",
-    "topics",
-    "resamples",
-    "trials",
-    "replicates",
-]
+class _Rows:
+    """The columns of saved rows that :meth:`Evidence.series` reads, taken out of the frame
+    once as arrays (a statistic's rows are then positions, not a frame cut per statistic)."""
+
+    def __init__(self, d: pd.DataFrame, keyed: bool):
+        self.replicate = d["replicate"].to_numpy(dtype=int)
+        self.trial = d["trial"].to_numpy(dtype=int)
+        self.value = d["value"].to_numpy(dtype=float)
+        # the keys of the rows' topic resamples, when there are resamples to look up
+        self.keys = list(zip(*_row_keys(d), strict=True)) if keyed else []
+        self.kind = d["kind"].to_numpy(dtype=object) if "kind" in d else None
+        self.statistic = d["statistic"].to_numpy(dtype=object)
 
 
-def summarise(
-    results: pd.DataFrame,
-    resamples: pd.DataFrame | None = None,
-    *,
-    confidence: float = DEFAULT_CONFIDENCE,
-    seed: int = 0,
-    method: str = DEFAULT_METHOD,
-) -> pd.DataFrame:
-    """Every statistic of a study with its interval: :data:`KEYS`, then ``mean`` (over
-    replicates and trials, on the observed topics), ``low`` and ``high`` (the bounds of its
-    interval at ``confidence``), and what it rests on: ``topics`` (the number of topics; the
-    smallest when a topic filter varies it), ``resamples`` (topic resamples; 0: none),
-    ``trials`` and ``replicates``. Groups keep the order in which they first appear."""
-    from metaeval.study.seeding import generator
-
-    if results.empty:
-        return pd.DataFrame(columns=SUMMARY_COLUMNS)
-    evidence = Evidence(results, resamples)
-    keys = [k for k in KEYS if k in results.columns]
-    out = []
-    for key, rows in results.groupby(keys, sort=False, dropna=False):
-        values = evidence.series(rows)
-        ident = [None if isinstance(k, float) and np.isnan(k) else k for k in key]
-        iv = interval(values, confidence, generator(seed, "verdict", {"statistic": ident}), method)
-        src = values.sources
-        out.append(
-            (
-                *key,
-                iv.estimate,
-                iv.low,
-                iv.high,
-                min(src.topics) if src.topics else np.nan,
-                src.resamples,
-                src.trials,
-                src.replicates,
-            )
-        )
-    return pd.DataFrame(out, columns=[*keys, *SUMMARY_COLUMNS[len(KEYS) :]])
+def _distinct(values: np.ndarray) -> int:
+    """The number of distinct values present (missing ones not counted), as
+    :meth:`pandas.Series.nunique` counts them (a set: the rows of one statistic are few)."""
+    return len(set(values[~pd.isna(values)].tolist()))
 
 
 __all__ = [
@@ -544,8 +567,5 @@ __all__ = [
     "Interval",
     "interval",
     "mean_of",
-    "summarise",
     "NoData",
-    "KEYS",
-    "SUMMARY_COLUMNS",
 ]

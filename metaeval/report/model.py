@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 
 from metaeval.report import document as doc
-from metaeval.report.inference import Sources, summarise
+from metaeval.report.inference import Sources
 from metaeval.report.reader import StudyOutput
-from metaeval.study.spec import DEFAULT_CONFIDENCE
+from metaeval.report.summary import summarise
 
 FULL = "full"
 
@@ -28,8 +28,8 @@ def level_order(levels) -> list:
 
 
 class Report:
-    """What the sections share: the saved tables, the measures in study order, the
-    degraders whose levels are percentages, and the summary of the results.
+    """What the sections share: the study's normalised spec, the saved tables, the measures in
+    study order, the degraders whose levels are percentages, and the summary of the results.
 
     Parameters
     ----------
@@ -40,23 +40,19 @@ class Report:
     def __init__(self, data: StudyOutput):
         self.data = data
         self.tables = data.tables
-        spec = data.spec
-        self.percent = [
-            d.get("id", d.get("method"))
-            for d in spec.get("degraders", [])
-            if d.get("method") in ("stratified", "uniform")
-        ]
-        self.degraders = [d.get("id", d.get("method")) for d in spec.get("degraders", [])]
-        self.methods = {
-            d.get("id", d.get("method")): d.get("method") for d in spec.get("degraders", [])
-        }
+        #: the normalised spec (:func:`metaeval.report.reader.read_spec`): every key present
+        self.spec = spec = data.spec
+        self.degraders = [d["id"] for d in spec["degraders"]]
+        self.percent = [d["id"] for d in spec["degraders"] if d["level_unit"] == "percent"]
+        self.methods = {d["id"]: d["method"] for d in spec["degraders"]}
+        self.meanings = {d["id"]: d["level_meaning"] for d in spec["degraders"]}
         results = self.tables.get("results", pd.DataFrame())
         planned = list(dict.fromkeys(data.planned.get("measure", pd.Series(dtype=str))))
         seen = list(dict.fromkeys(results["measure"])) if len(results) else []
         self.order = [m for m in planned if m] + [m for m in seen if m and m not in planned]
-        self.worlds = [str(w.get("id")) for w in spec.get("worlds", [])]
+        self.worlds = [w["id"] for w in spec["worlds"]]
         self.results = self.in_order(results)
-        self.confidence = float(spec.get("study", {}).get("confidence", DEFAULT_CONFIDENCE))
+        self.confidence = float(spec["confidence"])
         self.seed = int(data.manifest.get("seed") or 0)
         self.resamples = self.tables.get("resamples")
         self.summary = summarise(
@@ -86,13 +82,10 @@ class Report:
         return {g: self.what_levels(g) for g in self.degraders if g not in self.percent}
 
     def what_levels(self, degrader: str) -> str:
-        """What a degrader's levels are, for a caption."""
-        method = self.methods.get(degrader, "")
-        return {
-            "stratified": "% of the judgments kept (stratified sampling)",
-            "uniform": "% of the judgments kept (uniform sampling)",
-            "pool_depth": "pool depth",
-        }.get(method, f"levels of {method}" if method else "levels")
+        """What a degrader's levels are, for a caption: as its class says
+        (:attr:`simulators.degraders.Degrader.level_meaning`, saved in the spec)."""
+        # a degrader the results name and the spec does not (no study file): just levels
+        return self.meanings.get(degrader, "levels")
 
     def level_tables(
         self,

@@ -1,10 +1,16 @@
 """Read a study's output folder into what a report draws on, and nothing else.
 
 :func:`read` is the one place a report touches the folder: the manifest, the claims as the
-study saved them (``claims.json``), the study file as run (``study.toml``), the plan, which
-units are saved, and the saved tables a report uses. Everything after it works on the
-returned :class:`StudyOutput`, so a report can be drawn from any folder that holds these
-files, and a test can hand a report a :class:`StudyOutput` it made.
+study saved them (``claims.json``), the study as run (its normalised spec, ``spec.json``, and
+the study file as written, ``study.toml``), the plan, which units are saved, and the saved
+tables a report uses. Everything after it works on the returned :class:`StudyOutput`, so a
+report can be drawn from any folder that holds these files, and a test can hand a report a
+:class:`StudyOutput` it made.
+
+The spec a report reads is the normalised one (:func:`metaeval.study.spec.spec_as_dict`):
+every key present, every default filled in, so no section repeats a default of the study
+file. A folder saved without ``spec.json`` (by an older metaeval) has it made from its
+``study.toml`` by the study file reader, :func:`read_spec`.
 """
 
 from __future__ import annotations
@@ -15,10 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
-    import tomli as tomllib
+from metaeval.study.spec import StudySpec, spec_as_dict, tomllib
+from metaeval.study.store import SPEC as SPEC_FILE
 
 #: The saved tables a report draws on: tidy results, their values on the topic resamples,
 #: ASL curves, analytic claims.
@@ -34,7 +38,9 @@ class StudyOutput:
     manifest : dict
         ``manifest.json``: seed, versions, the study file's path.
     spec : dict
-        ``study.toml`` as parsed TOML (empty when it is missing or does not parse).
+        The study's normalised spec (:func:`read_spec`): every key present, every default
+        filled in; the spec of a study of nothing (:func:`blank_spec`) when the folder's study
+        file is missing or cannot be read.
     spec_text : str
         ``study.toml`` as written, shown in the report's "Reproduce" section.
     tables : dict of str to DataFrame
@@ -51,7 +57,7 @@ class StudyOutput:
     """
 
     manifest: dict = field(default_factory=dict)
-    spec: dict = field(default_factory=dict)
+    spec: dict = field(default_factory=lambda: blank_spec())
     spec_text: str = ""
     tables: dict = field(default_factory=dict)
     planned: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["unit"]))
@@ -84,13 +90,8 @@ def read(directory: str | Path) -> StudyOutput:
         if (directory / "claims.json").is_file()
         else []
     )
-    spec_text = (
-        (directory / "study.toml").read_text() if (directory / "study.toml").is_file() else ""
-    )
-    try:
-        spec = tomllib.loads(spec_text) if spec_text else {}
-    except tomllib.TOMLDecodeError:
-        spec = {}
+    spec_text = _study_text(directory)
+    spec = read_spec(directory, manifest, spec_text)
     # the analytic claims are computed by the driver, not by units of work: read as saved
     tables = {
         name: read_table(directory, name) if name == "claims" else load_results(directory, name)
@@ -113,4 +114,84 @@ def read(directory: str | Path) -> StudyOutput:
     )
 
 
-__all__ = ["StudyOutput", "read", "TABLES"]
+#: The study file as run, in a study's output folder (beside its normalised spec, SPEC_FILE).
+STUDY_FILE = "study.toml"
+
+
+def read_spec(directory: str | Path, manifest: dict, text: str | None = None) -> dict:
+    """The normalised spec of a study's output folder: its ``spec.json``, or, in a folder saved
+    without one, its ``study.toml`` read by the study file reader
+    (:func:`metaeval.study.load_spec`, its relative paths from where the study was run) and
+    normalised as a run saves it (:func:`metaeval.study.spec.spec_as_dict`).
+
+    Parameters
+    ----------
+    directory : str or Path
+        A study's output folder.
+    manifest : dict
+        Its manifest (where the study file was read, ``spec_path``, anchors its paths).
+    text : str, optional
+        Its ``study.toml``, if already read.
+
+    Returns
+    -------
+    dict
+        Every key present; :func:`blank_spec` when ``spec.json`` is missing or damaged and
+        ``study.toml`` is missing, is not TOML, or cannot be read as a study file (a warning
+        then says why: the data files it names may be gone).
+    """
+    directory = Path(directory)
+    try:
+        spec = json.loads((directory / SPEC_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none saved (an older metaeval), or damaged: made again
+        spec = None
+    if isinstance(spec, dict):
+        return spec
+    text = _study_text(directory) if text is None else text
+    blank = blank_spec(manifest)
+    if not text:
+        return blank
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError:  # not TOML: the report is drawn without it, as it always was
+        return blank
+    from metaeval._warnings import warn
+    from metaeval.study.spec import SpecError, load_spec
+
+    # the study file's relative paths are relative to where it was run, not to this copy
+    where = manifest.get("spec_path")
+    anchor = Path(where) if where else directory / STUDY_FILE
+    try:
+        return spec_as_dict(load_spec(anchor, text=text))
+    except (SpecError, OSError) as err:
+        warn(
+            f"{directory / STUDY_FILE} cannot be read as a study file ({err}); the report is "
+            "drawn without its worlds, degraders and settings: make the files it names "
+            "available and draw it again"
+        )
+        return blank
+
+
+def blank_spec(manifest: dict | None = None) -> dict:
+    """The normalised spec of a study of nothing (no worlds, degraders, measures or criteria,
+    every setting at its default), named and seeded as the manifest says."""
+    manifest = manifest or {}
+    return spec_as_dict(
+        StudySpec(
+            name=str(manifest.get("study") or ""),
+            seed=int(manifest.get("seed") or 0),
+            worlds=(),
+            degraders=(),
+            measures=(),
+            criteria=(),
+        )
+    )
+
+
+def _study_text(directory: Path) -> str:
+    """The folder's study file as written (empty when there is none)."""
+    path = Path(directory) / STUDY_FILE
+    return path.read_text() if path.is_file() else ""
+
+
+__all__ = ["StudyOutput", "read", "read_spec", "blank_spec", "TABLES", "SPEC_FILE"]

@@ -35,7 +35,7 @@ def build(directory: str | Path) -> tuple[str, list[doc.Block], dict]:
     name = manifest.get("study", directory.name)
     title = f"Study {name}"
     blocks: list[doc.Block] = []
-    description = spec.get("study", {}).get("description", "")
+    description = spec["description"]
     if description:
         blocks.append(doc.text(" ".join(description.split())))
     planned_units = set(data.planned["unit"]) if "unit" in data.planned else set()

@@ -15,11 +15,14 @@ both.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from metaeval.study.plan import UNIT_COLUMNS
@@ -217,7 +220,7 @@ def read_saved(root: str | Path) -> Saved:
     for name in names:
         path = folder / name
         try:
-            table = pq.read_table(path, columns=["unit"])
+            table = _read_arrow(path, ["unit"])
             units = frozenset(table.column("unit").to_pylist())
             meta = (table.schema.metadata or {}).get(_TABLES_KEY)
             tables = None if meta is None else {k: int(v) for k, v in json.loads(meta).items()}
@@ -301,19 +304,107 @@ def read_table(root: str | Path, table: str, columns: list[str] | None = None) -
     return _read_files(files, columns)
 
 
-def _read_files(files: list[Path], columns: list[str] | None = None) -> pd.DataFrame:
+def _read_files(
+    files: list[Path], columns: list[str] | None = None, *, objects: bool = False
+) -> pd.DataFrame:
+    """The rows of ``files``, concatenated. ``objects``: string columns as Python strings
+    (object dtype, missing values NaN) rather than pandas' Arrow-backed strings."""
     if not files:
         return pd.DataFrame(columns=columns or [])
-    frames = []
+    tables = []
     for path in files:
         try:
-            frames.append(pq.read_table(path, columns=columns).to_pandas())
+            tables.append(_read_arrow(path, columns, dictionaries=objects))
         except Exception as err:  # its footer read, its data does not
             raise StoreError(
                 f"{path} cannot be read ({_short(err)}): delete it and run the study again "
                 "to recompute it"
             ) from None
-    return pd.concat(frames, ignore_index=True)
+    if objects and all(t.schema.equals(tables[0].schema) for t in tables[1:]):
+        # one conversion of the files' rows (of one schema) instead of one per file: most
+        # of the time of many small files
+        return _to_pandas(pa.concat_tables(tables))
+    convert = _to_pandas if objects else pa.Table.to_pandas
+    return pd.concat([convert(t) for t in tables], ignore_index=True)
+
+
+def _read_arrow(path: Path, columns: list[str] | None, *, dictionaries: bool = False) -> pa.Table:
+    """One parquet file as an Arrow table (``dictionaries``: its string columns
+    dictionary-encoded, as parquet stores them, so each distinct string is decoded once).
+
+    Read through :class:`pyarrow.parquet.ParquetFile`, several times cheaper per file than
+    :func:`pyarrow.parquet.read_table` (which sets up a dataset for every call); a file that
+    does not read is read again by ``read_table`` so that the error is the one it words.
+    """
+    try:
+        strings = None
+        if dictionaries:
+            schema = pq.read_schema(path)
+            strings = [f.name for f in schema if _is_string(f.type)] or None
+        with pq.ParquetFile(path, read_dictionary=strings) as parquet:
+            return parquet.read(columns=columns)
+    except Exception:
+        return pq.read_table(path, columns=columns)  # raises, in its own words
+
+
+def _is_string(kind: pa.DataType) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def _to_pandas(table: pa.Table) -> pd.DataFrame:
+    """An Arrow table as a DataFrame whose string columns hold Python strings (object dtype,
+    missing values NaN, as pandas' own strings have them).
+
+    Why: a report filters, groups and iterates the results thousands of times, and on
+    Arrow-backed strings every boolean filter is an Arrow ``take`` per column and every
+    iteration a boxing of each value; on object columns both are numpy operations. Each
+    distinct string becomes one Python object, shared by the rows holding it.
+    """
+    # an index a file's pandas metadata names is left to pandas (it is not a column)
+    stored = (table.schema.pandas_metadata or {}).get("index_columns", [])
+    index = {i for i in stored if isinstance(i, str)}  # (a range index is not stored)
+    strings = [
+        name
+        for name, field in zip(table.column_names, table.schema, strict=True)
+        if name not in index
+        and (
+            _is_string(field.type)
+            or (pa.types.is_dictionary(field.type) and _is_string(field.type.value_type))
+        )
+    ]
+    rest = table.drop_columns(strings).to_pandas() if strings else table.to_pandas()
+    if not strings:
+        return rest
+    # on the positions 0..n-1, as the string columns are (the rows are concatenated with
+    # their index ignored in any case)
+    rest = rest.reset_index(drop=True)
+    columns = {}
+    for name in table.column_names:
+        if name in strings:
+            columns[name] = pd.Series(_python_strings(table.column(name)), dtype=object)
+        elif name in rest.columns:
+            columns[name] = rest[name]
+    return pd.DataFrame(columns)
+
+
+def _python_strings(column: pa.ChunkedArray) -> np.ndarray:
+    """A string column as an object array of Python strings, NaN where missing."""
+    if not pa.types.is_dictionary(column.type):
+        column = column.dictionary_encode()
+    if column.num_chunks == 0:
+        return np.empty(0, dtype=object)
+    column = column.unify_dictionaries()  # every chunk's codes index one dictionary
+    # interned: the same string read from several files is one object, which compares and
+    # hashes by identity first
+    words = [sys.intern(w) for w in column.chunk(0).dictionary.to_pylist()]
+    # one more entry, NaN, for the missing values
+    lookup = np.empty(len(words) + 1, dtype=object)
+    lookup[:-1] = words
+    lookup[-1] = np.nan
+    codes = np.concatenate(
+        [chunk.indices.fill_null(len(words)).to_numpy() for chunk in column.chunks]
+    )
+    return lookup[codes]
 
 
 def load_results(directory: str | Path, table: str = RESULTS) -> pd.DataFrame:
@@ -339,6 +430,8 @@ def load_results(directory: str | Path, table: str = RESULTS) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
+        Its string columns hold Python strings (object dtype, NaN where missing), which
+        filter and group several times faster than Arrow-backed ones.
 
     Raises
     ------
@@ -358,7 +451,8 @@ def load_results(directory: str | Path, table: str = RESULTS) -> pd.DataFrame:
     for line in saved.messages(running=False, planned=planned):
         warn(line, StoreWarning)
     keep = saved.done if planned is None else saved.done & planned
-    frame = _read_files(saved.files(table))
+    # strings as Python objects: what is read here is filtered and grouped again and again
+    frame = _read_files(saved.files(table), objects=True)
     if frame.empty or "unit" not in frame.columns:
         return frame
     frame = frame[frame["unit"].isin(keep)]
@@ -371,7 +465,32 @@ def load_results(directory: str | Path, table: str = RESULTS) -> pd.DataFrame:
         for c in ("statistic", "x", "rank", "size", "repeat", "topic_set_size", "bin")
         if c in extra
     ]
-    return frame.sort_values(keys, kind="stable").reset_index(drop=True)
+    return frame.take(_stable_order(frame, keys)).reset_index(drop=True)
+
+
+def _stable_order(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """The positions of ``frame.sort_values(keys, kind="stable")`` (missing values last).
+
+    Why: pandas sorts a column of Python strings by making it a categorical, which first
+    copies every value into an Arrow string array; ranking each column's distinct values and
+    sorting the ranks is the same order, without the copies. A column of another kind
+    (not numbers, not strings) leaves the sort to pandas.
+    """
+    ranks = []
+    for key in keys:
+        values = frame[key].to_numpy()
+        if values.dtype.kind in "biuf":
+            ranks.append(values)  # numpy sorts NaN last, as pandas does
+            continue
+        if values.dtype != object:
+            return frame.reset_index(drop=True).sort_values(keys, kind="stable").index.to_numpy()
+        codes, distinct = pd.factorize(values)  # a missing value is -1
+        try:
+            rank = np.argsort(np.argsort(distinct, kind="stable"), kind="stable")
+        except TypeError:  # values that do not compare (strings and numbers)
+            return frame.reset_index(drop=True).sort_values(keys, kind="stable").index.to_numpy()
+        ranks.append(np.append(rank, len(distinct))[codes])  # -1: last
+    return np.lexsort(ranks[::-1]) if ranks else np.arange(len(frame))
 
 
 def _short(err: BaseException) -> str:

@@ -4,6 +4,8 @@ Layout of an output folder::
 
     OUT/
       study.toml            the study file as last run
+      spec.json             the study as last run, normalised: every default filled in, and
+                            what each degrader's levels are (what a report reads)
       claims.json           its claims, checked and with measure names in their one spelling
       manifest.json         spec hash, seed, versions, platform, data SHA-256s, runs
       plan.parquet          every unit the current study file plans
@@ -56,9 +58,13 @@ from metaeval.study.saved import (
     task_files,
 )
 from metaeval.study.seeding import short_id
+from metaeval.study.spec import canonical_json, spec_as_dict
+
+#: The study as last run, normalised (:func:`~metaeval.study.spec.spec_as_dict`).
+SPEC = "spec.json"
 
 #: The files of the folder's top level that belong to the store (``--replace`` removes them).
-_OWN_FILES = (_PLAN, "claims.json", "study.toml")
+_OWN_FILES = (_PLAN, "claims.json", "study.toml", SPEC)
 #: A plan's timings: the store's too, but kept by ``--replace`` (they are for a study file's
 #: text, whatever results were saved).
 _ESTIMATE = "estimate.json"
@@ -191,9 +197,9 @@ class Store:
         worlds: dict | None = None,
     ) -> dict:
         """Prepare the folder for a run: check the manifest (:meth:`check`), clean temporary
-        files, move damaged files aside (:meth:`repair`), save the spec, the plan and a
-        manifest entry for this run (with ``worlds``, what the report says of each world).
-        Returns the manifest."""
+        files, move damaged files aside (:meth:`repair`), save the study file as run, the
+        normalised spec (``spec.json``), the plan and a manifest entry for this run (with
+        ``worlds``, what the report says of each world). Returns the manifest."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             (self.results_dir / UNITS).mkdir(parents=True, exist_ok=True)
@@ -205,6 +211,7 @@ class Store:
         self.clean()
         self.repair(saved if saved is not None else self.saved())
         (self.root / "study.toml").write_text(spec.text, encoding="utf-8")
+        _atomic_text(self.root / SPEC, canonical_json(spec_as_dict(spec)) + "\n")
         claims = [
             {"id": c.id, "text": c.text, "source": c.source, "check": c.check_dict()}
             for c in spec.claims
@@ -248,8 +255,8 @@ class Store:
 
     def discard(self) -> None:
         """Remove everything the store saved here (results, failures, plan, claims, the study
-        file as run, and the manifest, last), and nothing else: other files and folders,
-        such as a report, stay.
+        file as run and its normalised spec, and the manifest, last), and nothing else: other
+        files and folders, such as a report, stay.
 
         Raises
         ------
@@ -427,4 +434,4 @@ def _atomic_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-__all__ = ["Store", "versions"]
+__all__ = ["Store", "versions", "SPEC"]

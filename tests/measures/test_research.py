@@ -607,7 +607,7 @@ def test_shorter_g_than_grades_is_an_error():
     [
         ("GAP(g=(0.5,0.6))", "g must sum to 1"),
         ("xGAP(g=(1.5,-0.5))", "non-negative"),
-        ("eGAP(g=())", "g is empty"),
+        ("eGAP(g=())", "g must not be empty"),
         ("GAP(g=abc)", "g must"),
         ("RBP(p=1)", "p must be a number"),
         ("RBP(p=0)", "p must be a number"),

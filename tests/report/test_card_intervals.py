@@ -14,6 +14,7 @@ import pytest
 
 from metaeval.report import figures
 from metaeval.report.card import card_lines, card_table, card_values
+from metaeval.study.spec import DegraderSpec, SimWorld, StudySpec, spec_as_dict
 
 R = 200  # topic resamples
 NOISE_TAU = 0.9999999999999999  # a tau of 1 after rounding
@@ -198,7 +199,17 @@ def _robustness_study():
             resamples.append({**ident, "n_topics": 40, "values": draws})
     data = {
         "tables": {"results": pd.DataFrame(results), "resamples": pd.DataFrame(resamples)},
-        "spec": {"degraders": [{"id": "bv", "method": "stratified"}], "worlds": [{"id": "w"}]},
+        # the normalised spec a report reads (spec.json): a stratified degrader, one world
+        "spec": spec_as_dict(
+            StudySpec(
+                name="robustness",
+                seed=3,
+                worlds=(SimWorld("w", "trec_like", n_topics=40, n_systems=5),),
+                degraders=(DegraderSpec("bv", "stratified", (10,), trials=5),),
+                measures=(),
+                criteria=(),
+            )
+        ),
         "planned": pd.DataFrame(columns=["unit", "measure"]),
         "manifest": {"seed": 3},
     }

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from metaeval.cli import run
 from metaeval.report import claims as checks
 from metaeval.report import figures
 from metaeval.report.claims import COLUMNS, FAILS, HOLDS, UNSURE, verdicts
-from metaeval.report.inference import SUMMARY_COLUMNS, summarise
+from metaeval.report.summary import SUMMARY_COLUMNS, summarise
 from metaeval.study import load_spec, run_study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,6 +93,61 @@ def test_report_reads_only_saved_results(saved, tmp_path):
     assert list(claims.columns) == COLUMNS
     assert list(zip(claims["claim"], claims["world"])) == [("C1", "sim"), ("C2", "(analytic)")]
     assert set(claims["verdict"]) <= {HOLDS, FAILS, UNSURE}
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_a_folder_saved_without_spec_json_draws_the_same_report(saved, tmp_path):
+    from metaeval.report import write_report
+    from metaeval.report.reader import read
+
+    copy = tmp_path / "copy"
+    shutil.copytree(saved, copy)
+    spec = read(copy).spec
+    assert spec == json.loads((copy / "spec.json").read_text())
+    write_report(copy, out=tmp_path / "with")
+    # as an older metaeval saved it: the spec is read from the study file as run
+    (copy / "spec.json").unlink()
+    assert read(copy).spec == spec
+    write_report(copy, out=tmp_path / "without")
+    with_spec, without = _files(tmp_path / "with"), _files(tmp_path / "without")
+    assert with_spec.keys() == without.keys() and "figures/robustness_tau_b_full.png" in with_spec
+    for name in with_spec:
+        assert with_spec[name] == without[name], name
+    # the Reproduce section shows the study file as written (its comments too)
+    md = with_spec["index.md"].decode()
+    study = (copy / "study.toml").read_text()
+    assert "# every statistic is still recomputed" in study and study.strip() in md
+
+
+def test_a_study_file_that_cannot_be_read_leaves_its_spec_out(saved, tmp_path):
+    """Without spec.json, a study file that is not TOML, or names a file that is gone, gives
+    the report no worlds, degraders or settings (a warning says why when it is TOML); the
+    report is still drawn, and shows the study file as written."""
+    from metaeval.report import build
+    from metaeval.report.reader import blank_spec, read
+
+    copy = tmp_path / "copy"
+    shutil.copytree(saved, copy)
+    (copy / "spec.json").unlink()
+    text = (copy / "study.toml").read_text()
+    gone = text.replace("[study]", '[study]\nplugins = ["gone.py"]', 1)
+    (copy / "study.toml").write_text(gone)
+    with pytest.warns(UserWarning, match=r"study.toml cannot be read as a study file \(.*gone"):
+        data = read(copy)
+    assert data.spec == blank_spec(data.manifest) and data.spec_text == gone
+    assert data.spec["worlds"] == [] and data.spec["confidence"] == 0.95
+    (copy / "study.toml").write_text("not TOML = = [")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data = read(copy)
+    assert data.spec == blank_spec(data.manifest)
+    _, blocks, _ = build(copy)
+    text = " ".join(b.text for b in blocks if b.kind in ("text", "code"))
+    assert "Worlds: -." in text and "not TOML = = [" in text
+    assert any(b.kind == "heading" and b.text == "Informativeness" for b in blocks)
 
 
 class _Links(html.parser.HTMLParser):

@@ -9,6 +9,7 @@ from metaeval.report.model import Report
 from metaeval.report.reader import StudyOutput
 from metaeval.report.sections import registry
 from metaeval.report.sections.generic import generic
+from metaeval.study.spec import SimWorld, StudySpec, spec_as_dict
 
 
 @pytest.fixture
@@ -62,7 +63,11 @@ def test_a_plugin_kind_is_drawn_by_its_registered_section(sections):
             "trial": [0, 0],
         }
     )
-    rep = Report(StudyOutput(tables={"results": rows}, spec={"worlds": [{"id": "w"}]}))
+    world = SimWorld("w", "trec_like", n_topics=2, n_systems=2)
+    spec = spec_as_dict(
+        StudySpec(name="s", seed=1, worlds=(world,), degraders=(), measures=(), criteria=())
+    )
+    rep = Report(StudyOutput(tables={"results": rows}, spec=spec))
     seen = []
 
     @register_section("my_kind")

@@ -116,6 +116,11 @@ def small_world():
         grade_probs=(0.5, 0.3, 0.2),
         effect_mean=2.5,
         system_sd=0.6,
+        # relevant documents of unequal strength, partly each system's own: the calibration
+        # starts from unequal documents and its second stage fits only how much of their
+        # strength the systems share (stage 3 fits the spread)
+        doc_strength_sd=1.0,
+        doc_strength_share=0.6,
     )
 
 

@@ -13,7 +13,7 @@ import scipy.stats as ss
 from metaeval import evaluate
 from metaeval.meta.discrimination import discriminative_power
 from simulators import StratifiedSampling, WorldParams, calibrate, make_world
-from simulators.calibrate import simulated_targets
+from simulators.calibrate import simulated_targets, top_agreement
 from simulators.realism import (
     DP_TOLERANCE,
     STAT_TOLERANCE,
@@ -65,6 +65,7 @@ def test_defaults_of_the_new_parameters_leave_the_model_unchanged():
         rng=3,
         **SMALL,
         doc_strength_sd=0.0,
+        doc_strength_share=1.0,
         pool_extra=0,
         first_stages=0,
         system_quantiles=None,
@@ -82,6 +83,51 @@ def test_system_quantiles_map_the_normal_effects_through_the_given_shape():
     u = ss.norm.cdf(normal / 0.7)
     expected = 0.7 * np.where(u < 0.5, -2.0 + 4.0 * u, (u - 0.5) * 1.0)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_doc_strength_share_one_keeps_the_shared_strength_and_below_one_adds_each_systems_own():
+    p = WorldParams(**SMALL, doc_strength_sd=0.9, doc_share=0.3)
+    # rho = 1 draws exactly what the shared strength alone drew (no extra draws)
+    a = _simulate(p, 6, 3, np.random.default_rng(1))
+    b = _simulate(dataclasses.replace(p, doc_strength_share=1.0), 6, 3, np.random.default_rng(1))
+    np.testing.assert_array_equal(a.ranked, b.ranked)
+    # the less of the strength is shared, the less the systems agree on which relevant
+    # documents they rank high
+    agreement = [
+        top_agreement(
+            make_world(
+                dataclasses.replace(p, doc_strength_share=rho), n_topics=8, n_systems=12, rng=4
+            ).pool_tensor()
+        )
+        for rho in (1.0, 0.5, 0.05)
+    ]
+    assert agreement[0] > agreement[1] > agreement[2], agreement
+
+
+def test_top_agreement_against_a_two_way_decomposition_by_loops(collection):
+    """The document share of the variance of the reciprocal ranks of relevant documents,
+    computed system by system and document by document from the ranked lists."""
+    w = collection
+    tensor = w.pool_tensor()
+    codes, index = tensor.codes, tensor.doc_index
+    doc_var = inter_var = 0.0
+    for t in range(tensor.n_topics):
+        rows = [r for r in np.flatnonzero(tensor.judgment_topic == t) if tensor.judgments[r] >= 1]
+        if len(rows) < 3:
+            continue
+        x = np.zeros((tensor.n_runs, len(rows)))
+        for s in range(tensor.n_runs):
+            for j, row in enumerate(rows):
+                at = np.flatnonzero((index[s, t] == row) & (codes[s, t] >= 1))
+                if len(at):
+                    x[s, j] = 1.0 / (at[0] + 1)
+        grand = x.mean()
+        doc = x.mean(axis=0) - grand
+        system = x.mean(axis=1) - grand
+        resid = x - grand - doc[None, :] - system[:, None]
+        doc_var += tensor.n_runs * (doc**2).sum()
+        inter_var += (resid**2).sum()
+    assert top_agreement(tensor) == pytest.approx(doc_var / (doc_var + inter_var), rel=1e-12)
 
 
 def test_first_stages_restrict_every_run_to_one_shared_list():
@@ -192,6 +238,7 @@ def test_fit_meta_brings_the_meta_evaluation_closer(collection):
         measures=MEASURES,
         trials=3,
         B=300,
+        reference_trials=10,
         rng=3,
     )
     seeds = [101, 102, 103]  # worlds the fit never saw
@@ -209,7 +256,7 @@ def test_calibration_converges_from_three_starts(collection):
     ]
     fits = [calibrate(w.qrels, w.runs, iterations=12, start=s, rng=0) for s in starts]
     S, T = w.n_systems, w.n_topics
-    keys = ["mean", "system_sd", "topic_sd", "residual_sd", "judged", "distinct10"]
+    keys = ["mean", "system_sd", "topic_sd", "residual_sd", "judged", "distinct10", "top_agreement"]
     stats = [[simulated_targets(p, S, T, rng=seed) for seed in range(6)] for p in fits]
     means = np.array([[np.mean([s[k] for s in one]) for k in keys] for one in stats])
     noise = np.array([[np.std([s[k] for s in one], ddof=1) for k in keys] for one in stats])

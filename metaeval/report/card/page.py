@@ -11,11 +11,6 @@ import pandas as pd
 from metaeval.report.card.ranking import agreement_table, card_table, card_values
 from metaeval.study.spec import DEFAULT_CONFIDENCE
 
-try:  # Python 3.11+
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
-    import tomli as tomllib
-
 
 def shown(value: float, low: float, high: float, decimals: int = 3) -> str:
     """``0.808 [0.771, 0.842]``; the value alone when it has no interval, ``-`` when it has
@@ -132,6 +127,18 @@ def card_lines(table: pd.DataFrame, measure: str, confidence: float = DEFAULT_CO
     return "\n".join(lines)
 
 
+def _card_world(w: dict) -> str:
+    """A world of the card's study (normalised), in a few words."""
+    if w["kind"] == "simulator":
+        return (
+            f"simulated {w['preset']}: {w['n_topics']} topics, {w['n_systems']} systems, "
+            f"{w['replicates']} replicates"
+        )
+    if w["kind"] == "scores":
+        return f"score-level {w['measure']} scores, {w['n_topics']} topics"
+    return f"TREC files {Path(str(w['as_written']['qrels'])).name}"
+
+
 def write_card(directory: str | Path, measure: str, out: str | Path | None = None) -> dict:
     """Write the one-page report card of ``measure`` from a finished card study: ``card.md``
     (with its figure and tables) and a self-contained ``card.html``, beside the study's full
@@ -143,11 +150,11 @@ def write_card(directory: str | Path, measure: str, out: str | Path | None = Non
         ``{"md": path, "html": path, "table": the ranking table (:func:`card_table`),
         "confidence": the confidence of its intervals}``.
     """
-    import json as _json
-
     from metaeval.report import document as doc
     from metaeval.report import figures as fig
+    from metaeval.report.reader import read_spec
     from metaeval.study.saved import load_results
+    from metaeval.study.store import Store
 
     directory = Path(directory)
     folder = Path(out) if out is not None else directory / "report"
@@ -158,27 +165,16 @@ def write_card(directory: str | Path, measure: str, out: str | Path | None = Non
         if (directory / "results" / "resamples").is_dir()
         else None
     )
-    spec = tomllib.loads((directory / "study.toml").read_text(encoding="utf-8"))
-    manifest = _json.loads((directory / "manifest.json").read_text())
-    confidence = float(spec.get("study", {}).get("confidence", DEFAULT_CONFIDENCE))
+    manifest = Store(directory).read_manifest()
+    spec = read_spec(directory, manifest)  # normalised: every key present
+    confidence = float(spec["confidence"])
     seed = int(manifest.get("seed") or 0)
-    names = spec.get("measures", {}).get("names", [])
-    labels = [n if isinstance(n, str) else n.get("label", n.get("name", "")) for n in names]
+    labels = [m["label"] for m in spec["measures"]]
     values = card_values(results, resamples, confidence=confidence, seed=seed, order=labels)
     table = card_table(results, measure, values=values)
     agreement = agreement_table(results, measure, resamples, confidence=confidence, seed=seed)
     baselines = labels[1:]
-    worlds = "; ".join(
-        f"{w.get('id')} ("
-        + (
-            f"simulated {w.get('preset')}: {w.get('n_topics')} topics, {w.get('n_systems')} "
-            f"systems, {w.get('replicates', 1)} replicates"
-            if w.get("kind") == "simulator"
-            else f"TREC files {Path(str(w.get('qrels'))).name}"
-        )
-        + ")"
-        for w in spec.get("worlds", [])
-    )
+    worlds = "; ".join(f"{w['id']} ({_card_world(w)})" for w in spec["worlds"])
     level = f"{confidence:.0%}"
     several = "world" in table
     caveats = _caveats(values)

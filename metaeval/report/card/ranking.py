@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from metaeval.report.card.battery import BATTERY, BOUNDS, NOISE, SCALES
-from metaeval.report.inference import Evidence, NoData, interval, summarise
+from metaeval.report.inference import Evidence, NoData, interval
+from metaeval.report.summary import summarise
 from metaeval.study.spec import DEFAULT_CONFIDENCE
 
 

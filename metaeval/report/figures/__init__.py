@@ -12,7 +12,7 @@ Conventions shared by the figures:
 * measures are drawn, listed and coloured in the order they first appear in the frame (a
   study's results come in the order of its study file);
 * bands and bars show the interval of the expected value of a statistic: the ``low`` and
-  ``high`` of a study's summary (:func:`metaeval.report.inference.summarise`, a paired
+  ``high`` of a study's summary (:func:`metaeval.report.summary.summarise`, a paired
   bootstrap over topics, trials and replicates). Given raw rows (one value per trial and
   replicate), a figure draws their mean alone: a spread of trials is not an interval. The one
   exception is labelled so: the band of topic-subset stability is a spread over random topic

@@ -9,6 +9,7 @@ from metaeval.report import document as doc
 from metaeval.report import figures as fig
 from metaeval.report.model import Report, intervals_text
 from metaeval.report.sections.registry import register_section
+from metaeval.study.spec.model import CriterionSpec, criterion_as_dict
 
 
 @register_section("informativeness")
@@ -27,15 +28,16 @@ def informativeness(rep: Report, rows: pd.DataFrame) -> list[doc.Block]:
     lists = lists.round().astype("Int64").astype(object).where(lists.notna(), "")
     table = rep.sorted_rows(wide.join(lists).reset_index())
     bars = d.rename(columns={"x": "threshold", "mean": "rms"})
-    crit = next(
-        (c for c in rep.data.spec.get("criteria", []) if c.get("kind") == "informativeness"),
-        {},
+    params = next(
+        (c["params"] for c in rep.spec["criteria"] if c["kind"] == "informativeness"), None
     )
-    k = crit.get("min_relevant", 5)
+    if params is None:  # no study file to say how: the criterion's defaults
+        params = criterion_as_dict(CriterionSpec("informativeness", "informativeness"))["params"]
+    k = params["min_relevant"]
     selection = (
         f"the ranked lists that retrieved at least {k} documents of every relevant grade "
         "(Robertson et al. 2010's selection), the same lists at every threshold"
-        if crit.get("select") == "each_grade"
+        if params["select"] == "each_grade"
         else f"at each threshold, the ranked lists that retrieved at least {k} documents at or "
         "above it"
     )

@@ -16,39 +16,42 @@ from metaeval.report.reader import StudyOutput
 
 
 def provenance(manifest: dict, spec: dict, done: int) -> str:
-    """One line on where the numbers come from: worlds, degraders, seed, versions, units saved."""
+    """One line on where the numbers come from: worlds, degraders, seed, versions, units saved.
+
+    ``spec`` is the normalised spec (:func:`metaeval.report.reader.read_spec`); files are named
+    as the study file wrote them (its ``as_written``)."""
     versions = manifest.get("versions", {})
     worlds = []
-    for w in spec.get("worlds", []):
-        if w.get("kind") == "simulator":
-            params = w.get("params")
+    for w in spec["worlds"]:
+        written = w["as_written"]
+        if w["kind"] == "simulator":
+            params = written["params"]  # a table, or the parameter file it was read from
             fitted = f", parameters from {params}" if isinstance(params, str) else ""
             worlds.append(
-                f"`{w.get('id')}` (simulated: {w.get('preset', 'trec_like')}{fitted}, "
-                f"{w.get('n_topics')} topics, {w.get('n_systems')} systems, "
-                f"{w.get('replicates', 1)} replicate(s))"
+                f"`{w['id']}` (simulated: {w['preset']}{fitted}, {w['n_topics']} topics, "
+                f"{w['n_systems']} systems, {w['replicates']} replicate(s))"
             )
-        elif w.get("kind") == "scores":
-            files = w.get("scores", [])
+        elif w["kind"] == "scores":
+            files = written["scores"]  # a path or glob, or a list of them
             files = ", ".join(
                 Path(str(f)).name for f in ([files] if isinstance(files, str) else files)
             )
             design = (
-                f"{w.get('pairs', 1000)} pairs per replicate"
-                + (f" differing by {w['delta']}" if w.get("delta") else " (null)")
-                if w.get("design") == "pairs"
-                else f"{w.get('copula', 'gaussian')} copula over the runs"
+                f"{w['pairs']} pairs per replicate"
+                + (f" differing by {w['delta']}" if w["delta"] else " (null)")
+                if w["design"] == "pairs"
+                else f"{w['copula']} copula over the runs"
             )
             worlds.append(
-                f"`{w.get('id')}` (score-level: {w.get('measure')} scores of {files}; {design}; "
-                f"{w.get('n_topics')} topics, {w.get('replicates', 1)} replicate(s))"
+                f"`{w['id']}` (score-level: {w['measure']} scores of {files}; {design}; "
+                f"{w['n_topics']} topics, {w['replicates']} replicate(s))"
             )
         else:
-            worlds.append(_trec_world(w, manifest.get("worlds", {}).get(w.get("id"))))
+            worlds.append(_trec_world(w, manifest.get("worlds", {}).get(w["id"])))
     degraders = [
-        f"`{d.get('id', d.get('method'))}` ({d.get('method')}: levels "
-        f"{', '.join(str(lv) for lv in d.get('levels', []))}; {d.get('trials', 1)} trial(s))"
-        for d in spec.get("degraders", [])
+        f"`{d['id']}` ({d['method']}: levels {', '.join(str(lv) for lv in d['levels'])}; "
+        f"{d['trials']} trial(s))"
+        for d in spec["degraders"]
     ]
     out = f"Worlds: {'; '.join(worlds) or '-'}."
     if degraders:
@@ -64,8 +67,9 @@ def _trec_world(w: dict, facts: dict | None) -> str:
     """A TREC world as the reader needs it to know what was measured: its files, topics and
     runs (counted when the study ran), its topic selection, and which grades count as
     relevant."""
-    parts = [f"TREC files: {Path(str(w.get('qrels', ''))).name}"]
-    topics = w.get("topics")
+    written = w["as_written"]
+    parts = [f"TREC files: {Path(str(written['qrels'])).name}"]
+    topics = written["topics"]  # as the study file selects them: a range, a list, a file
     if isinstance(topics, list):
         topics = f"{len(topics)} listed" if len(topics) > 3 else ", ".join(map(str, topics))
     elif isinstance(topics, str) and len(topics) > 30:  # a long selection: the reader has it
@@ -78,22 +82,20 @@ def _trec_world(w: dict, facts: dict | None) -> str:
         )
     elif topics:
         parts.append(f"topics {topics}")
-    if isinstance(w.get("best_runs"), dict):
+    if w["best_runs"]:
         best = w["best_runs"]
-        parts.append(f"the {best.get('n')} best runs by {best.get('by', 'AP')}")
-    if w.get("depth"):
+        parts.append(f"the {best['n']} best runs by {best['by']}")
+    if w["depth"]:
         parts.append(f"top {w['depth']} documents")
     low, high = (facts or {}).get("grades", (None, None))
     judged = f"judged {low}-{high}; " if high is not None else ""
-    if w.get("top_grades"):
+    if w["top_grades"]:
         relevant = (
             f"{judged}its top {w['top_grades']} grade(s) kept as 1..{w['top_grades']}, the rest 0"
         )
-    elif w.get("rel", 1) != 1:
-        relevant = f"{judged}grade >= {w['rel']} relevant"
     else:
-        relevant = f"{judged}grade >= 1 relevant"
-    return f"`{w.get('id')}` ({'; '.join(parts + [relevant])})"
+        relevant = f"{judged}grade >= {w['rel']} relevant"
+    return f"`{w['id']}` ({'; '.join(parts + [relevant])})"
 
 
 def intervals_note(rep: Report) -> str:

@@ -3,11 +3,13 @@ claims, the study), with the identities and digests results are keyed by."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from metaeval.study.spec.table import _thaw
 
@@ -38,6 +40,9 @@ class TrecWorld:
     rel_stated: bool = False
     kind: str = field(default="trec", init=False)
     replicates: int = field(default=1, init=False)
+    #: The keys the reader resolves (paths made absolute, globs expanded, a selection read
+    #: from its file): :func:`spec_as_dict` keeps them also as the study file wrote them.
+    written: ClassVar[tuple[str, ...]] = ("qrels", "runs", "topics", "run_names")
 
     def identity(self) -> dict:
         """What the world *is*: its files by content (SHA-256), not by path, and its options."""
@@ -70,6 +75,8 @@ class SimWorld:
     rel: int = 1
     best_runs: tuple = ()
     kind: str = field(default="simulator", init=False)
+    #: ``params`` may name a parameter file (``metaeval calibrate``'s), which the reader reads
+    written: ClassVar[tuple[str, ...]] = ("params",)
 
     def identity(self) -> dict:
         return {
@@ -114,6 +121,7 @@ class ScoresWorld:
     kind: str = field(default="scores", init=False)
     rel: int = field(default=1, init=False)
     best_runs: tuple = field(default=(), init=False)
+    written: ClassVar[tuple[str, ...]] = ("scores",)
 
     def identity(self) -> dict:
         return {
@@ -239,8 +247,8 @@ class StudySpec:
     aggregate: str = "mean"
     missing: str = "zero"
     description: str = ""
-    confidence: float = 0.95
-    topic_resamples: int = 200
+    confidence: float = DEFAULT_CONFIDENCE
+    topic_resamples: int = DEFAULT_TOPIC_RESAMPLES
     plugins: tuple[Path, ...] = ()
     claims: tuple = ()
     path: Path | None = None
@@ -335,8 +343,130 @@ def toml_value(value: Any) -> str:
     return json.dumps(value)
 
 
+# ------------------------------------------------------------------- the normalised spec
 def spec_as_dict(spec: StudySpec) -> dict:
-    """The parsed spec as plain data (for the manifest)."""
-    out = asdict(spec)
-    out.pop("text")
+    """The spec as plain data with every default filled in: what a study saves beside its
+    results (``spec.json``) and what a report reads.
+
+    Every key is present whatever the file wrote: the study's settings, its worlds (each with
+    ``as_written``, the keys naming files as the file wrote them, see :func:`world_as_dict`),
+    degraders (with what their levels are, :func:`degrader_as_dict`), measures, criteria
+    (:func:`criterion_as_dict`) and claims. Where the study file was read from, and how it was
+    changed on the command line, are the manifest's, not the spec's. The degraders and
+    criteria are made to fill in their defaults (so their parameters are checked, as reading
+    the study file checks them).
+
+    Parameters
+    ----------
+    spec : StudySpec
+
+    Returns
+    -------
+    dict
+        JSON data (lists, not tuples), as :func:`canonical_json` writes it.
+    """
+    tables = _world_tables(spec.text)
+    ids = [w.id for w in spec.worlds]
+    out = {
+        "schema": SCHEMA,
+        "name": spec.name,
+        "seed": spec.seed,
+        "description": spec.description,
+        "confidence": spec.confidence,
+        "topic_resamples": spec.topic_resamples,
+        "aggregate": spec.aggregate,
+        "missing": spec.missing,
+        "plugins": [str(p) for p in spec.plugins],
+        "worlds": [world_as_dict(w, tables.get(w.id, {})) for w in spec.worlds],
+        "degraders": [degrader_as_dict(d) for d in spec.degraders],
+        "measures": [dataclasses.asdict(m) for m in spec.measures],
+        "criteria": [criterion_as_dict(c, ids) for c in spec.criteria],
+        "claims": [
+            {"id": c.id, "text": c.text, "source": c.source, "check": c.check_dict()}
+            for c in spec.claims
+        ],
+    }
     return json.loads(canonical_json(out))
+
+
+def world_as_dict(world: World, table: dict | None = None) -> dict:
+    """A world as plain data: its every field, ``best_runs`` a table (None: every run) and a
+    simulated world's ``params`` a table, with ``as_written``: the keys the reader resolves
+    (:attr:`TrecWorld.written`...) as the study file's ``[[worlds]]`` table wrote them (a
+    glob, a parameter file's path), so that a report names files as the user did; a key the
+    table does not give is the world's own value.
+
+    Parameters
+    ----------
+    world : World
+    table : dict, optional
+        The world's ``[[worlds]]`` table, as TOML read it.
+    """
+    table = table or {}
+    out = {f.name: getattr(world, f.name) for f in dataclasses.fields(world)}
+    out["best_runs"] = _params(world.best_runs) or None
+    if world.kind == "simulator":
+        out["params"] = _params(world.params)
+    out["as_written"] = {key: table[key] if key in table else out[key] for key in world.written}
+    return json.loads(canonical_json(out))
+
+
+def degrader_as_dict(degrader: DegraderSpec) -> dict:
+    """A degrader as plain data: its levels, trials and every parameter (defaults filled in),
+    and what its levels are, as its class says (:class:`simulators.degraders.Degrader`):
+    ``level_field``, the parameter the levels set; ``level_unit``, ``"percent"`` for
+    percentages of the judgments kept (else what a level counts or names, or empty); and
+    ``level_meaning``, a level in words (``"pool depth"``)."""
+    from simulators.degraders import registered_degraders
+
+    cls = registered_degraders()[degrader.method]
+    made = degrader.make()
+    params = {
+        f.name: getattr(made, f.name)
+        for f in dataclasses.fields(made)
+        if f.init and f.name != cls.level_field
+    }
+    out = {
+        "id": degrader.id,
+        "method": degrader.method,
+        "levels": degrader.levels,
+        "trials": degrader.trials,
+        "params": params,
+        "level_field": cls.level_field,
+        "level_unit": cls.level_unit,
+        # a plugin degrader that does not say what its levels are: named by its method
+        "level_meaning": cls.level_meaning or f"levels of {degrader.method}",
+    }
+    return json.loads(canonical_json(out))
+
+
+def criterion_as_dict(criterion: CriterionSpec, worlds: Sequence[str] = ()) -> dict:
+    """A criterion as plain data: every parameter (defaults filled in), its levels (the
+    criterion's default, ``"full"``, ``"degraded"`` or ``"all"``, when the file names none),
+    its topic filter (None: every topic) and its worlds (``worlds``, the study's, when the
+    file names none)."""
+    made = criterion.make()
+    out = {
+        "id": criterion.id,
+        "kind": criterion.kind,
+        "levels": criterion.levels if criterion.levels is not None else made.default_levels,
+        "topic_filter": _params(criterion.topic_filter) or None,
+        "params": {f.name: getattr(made, f.name) for f in dataclasses.fields(made) if f.init},
+        "worlds": list(criterion.worlds or worlds),
+    }
+    return json.loads(canonical_json(out))
+
+
+def _world_tables(text: str) -> dict[str, dict]:
+    """The ``[[worlds]]`` tables of a study file's text by id (none when there is no text)."""
+    # imported here: the reader imports this module
+    from metaeval.study.spec.load import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return {}
+    tables = data.get("worlds")
+    if not isinstance(tables, list):
+        return {}
+    return {t["id"]: t for t in tables if isinstance(t, dict) and isinstance(t.get("id"), str)}
