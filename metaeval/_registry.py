@@ -10,6 +10,7 @@ same name never silently replace each other.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 import sys
@@ -109,6 +110,34 @@ class Registry(Generic[T]):
     def aliases(self) -> dict[str, str]:
         """Every alias and the name it stands for (a copy)."""
         return dict(self._aliases)
+
+    def construct(self, name: str, params: dict) -> Any:
+        """An instance of the class registered as ``name``, built from ``params``.
+
+        Raises
+        ------
+        ValueError
+            When no class is registered as ``name`` (the message lists those that are).
+        ParamError
+            When a key of ``params`` is not a field of the class (carrying that key; the
+            message lists the fields).
+        """
+        from metaeval._validation import ParamError
+
+        cls = self.get(name)
+        if cls is None:
+            raise ValueError(f"unknown {self.what} {name!r}; registered: {sorted(self)}")
+        known = sorted(f.name for f in dataclasses.fields(cls))
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            listed = f"parameters: {', '.join(known) or 'none'}"
+            raise ParamError(
+                unknown[0],
+                f"not a parameter of {name}; {listed}",
+                owner=cls,
+                message=f"{name}: {unknown[0]} is not a parameter; {listed}",
+            )
+        return cls(**params)
 
     def add_class(
         self,

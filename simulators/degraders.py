@@ -325,18 +325,7 @@ def level_field(name: str) -> str:
 
 def make_degrader(name: str, **params) -> Degrader:
     """A degrader by registered name, e.g. ``make_degrader("stratified", rates=[10])``."""
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown degrader {name!r}; registered: {sorted(_REGISTRY)}")
-    cls = _REGISTRY[name]
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(params) - known)
-    if unknown:
-        raise ParamError(
-            unknown[0],
-            f"is not a parameter of {name}; parameters: {', '.join(sorted(known))}",
-            message=f"{name}: unknown parameter(s) {unknown}; known: {sorted(known)}",
-        )
-    return cls(**params)
+    return _REGISTRY.construct(name, params)
 
 
 # ------------------------------------------------------------------------------- helpers

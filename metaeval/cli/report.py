@@ -46,24 +46,18 @@ def report(
 
 
 def _load_study_plugins(directory: Path, manifest: dict) -> None:
-    """Import the study's plugin files, so that a plugin criterion's own report section draws
-    its results (without them, they are shown as a plain table, and a warning says why)."""
+    """Import the study's plugin files (named in its saved spec), so that a plugin criterion's
+    own report section draws its results (without them, they are shown as a plain table, and
+    a warning says why)."""
     from metaeval._warnings import warn
     from metaeval.measures import load_plugin
-    from metaeval.study.spec import tomllib
+    from metaeval.report.reader import read_spec
 
-    try:
-        study = tomllib.loads((directory / "study.toml").read_text()).get("study", {})
-    except (OSError, ValueError):
-        return
-    spec_path = manifest.get("spec_path")
-    base = Path(spec_path).parent if spec_path else directory
-    for name in study.get("plugins", []) if isinstance(study.get("plugins"), list) else []:
-        path = base / str(name)
+    for name in read_spec(directory, manifest)["plugins"]:
         try:
-            load_plugin(path)
+            load_plugin(name)
         except Exception as err:  # the report is still drawn, with plain tables
-            warn(f"plugin file {path}: not loaded ({err}); its criteria are shown as tables")
+            warn(f"plugin file {name}: not loaded ({err}); its criteria are shown as tables")
 
 
 def audit(

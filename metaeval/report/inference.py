@@ -480,6 +480,18 @@ class Evidence:
             self._columns.move_to_end(key)
         return found
 
+    def grouped(self, keys: list[str]):
+        """``(key, Values)`` of every group of the results' rows with equal ``keys`` columns
+        (a key holds NaN where a column is empty), in the order the groups first appear.
+
+        The rows' columns are taken out once and each group is a set of positions: cutting a
+        frame of every column per group would cost most of the time on a large study."""
+        columns = _Rows(self.results, keyed=bool(self._draws))
+        positions = pd.Series(np.arange(len(self.results)), index=self.results.index)
+        by = [self.results[k] for k in keys]
+        for key, at in positions.groupby(by, sort=False, dropna=False):
+            yield key, self._series(columns, at.to_numpy())
+
     def series(self, d: pd.DataFrame) -> Values:
         """The :class:`Values` of saved rows that differ only by replicate and trial (rows of
         one replicate and trial, say several ``x``, are averaged)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from metaeval.report.inference import DEFAULT_METHOD, Evidence, _Rows, interval
+from metaeval.report.inference import DEFAULT_METHOD, Evidence, interval
 from metaeval.study.spec import DEFAULT_CONFIDENCE
 
 #: What identifies a statistic in a study's results (besides replicate and trial).
@@ -42,14 +42,8 @@ def summarise(
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     evidence = Evidence(results, resamples)
     keys = [k for k in KEYS if k in results.columns]
-    columns = _Rows(results, keyed=bool(evidence._draws))
-    # grouped as the frame would be (the same keys, in the same order), but each group is
-    # the positions of its rows: cutting a frame of every column per statistic was most of
-    # the time
-    positions = pd.Series(np.arange(len(results)), index=results.index)
     out = []
-    for key, at in positions.groupby([results[k] for k in keys], sort=False, dropna=False):
-        values = evidence._series(columns, at.to_numpy())
+    for key, values in evidence.grouped(keys):
         ident = [None if isinstance(k, float) and np.isnan(k) else k for k in key]
         iv = interval(values, confidence, generator(seed, "verdict", {"statistic": ident}), method)
         src = values.sources

@@ -342,7 +342,7 @@ def test_registry_and_user_degrader():
 
     with pytest.raises(ValueError, match="unknown degrader"):
         make_degrader("nope")
-    with pytest.raises(ValueError, match="unknown parameter"):
+    with pytest.raises(ValueError, match="stratified: rate is not a parameter"):
         make_degrader("stratified", rate=10)
 
 
