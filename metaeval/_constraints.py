@@ -413,6 +413,31 @@ class Described(Constraint):
         return self.inner.valid_examples()
 
 
+class Level(Described):
+    """A relevance level: a number > 0 (a grade is relevant when it is >= the level).
+
+    Grades may be real-valued (0.5, 1.33), so a level may be too; a whole number comes back as
+    an int (2.0 -> 2), so that a measure's name and its equality do not depend on how the
+    level was written (``P(rel=2)@10`` either way).
+    """
+
+    def __init__(self):
+        super().__init__(Interval(Real, 0, closed="neither"), "a relevance level, a number > 0")
+
+    def check(self, name, value, *, index=None):
+        value = super().check(name, value, index=index)
+        if isinstance(value, Integral):
+            return int(value)
+        value = float(value)
+        return int(value) if value.is_integer() else value
+
+    def invalid_examples(self):
+        return [*super().invalid_examples(), Bad(-1), Bad(True)]
+
+    def valid_examples(self):
+        return [0.5, 2, 1.25]
+
+
 class Distribution(Sequence):
     """A probability distribution: a list of non-negative numbers summing to 1 (to ``tol``);
     a lone number is a list of one. A tuple comes back.
@@ -480,6 +505,7 @@ __all__ = [
     "Described",
     "Distribution",
     "Interval",
+    "Level",
     "OneOf",
     "Optional",
     "ParamError",

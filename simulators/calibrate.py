@@ -34,17 +34,21 @@ runs.
    ``topic_sd``                           sd of the topic means of nDCG
    ``interaction_sd``                     residual sd of the two-way (system + topic) fit
    ``rel_median``                         median judged-relevant documents per topic
-   ``pool_depth`` (a plain pool)          mean judged documents per topic
    ``pool_extra`` (beyond a shallow pool) mean judged documents per topic
    ``first_stage_share``                  median distinct documents per topic in the runs
-   ``doc_share`` (``team_share`` kept     median distinct documents per topic in the top 10
-   below half of what it leaves)
+   ``doc_share`` (``team_share`` kept     with a plain pool, mean judged documents per topic
+   below half of what it leaves)          (the distinct documents of the runs' top k);
+                                          beyond a shallow pool, median distinct documents
+                                          per topic in the top 10
    ``doc_strength_share``                 agreement of the systems on which relevant
                                           documents they rank high (:func:`top_agreement`)
    ``grade_quality`` q(g)                 share of judged documents with grade g, 0 < g < G
    =====================================  ==================================================
 
-   The same seed is used at every iteration, so the steps follow the parameters, not noise.
+   A plain pool's depth is not iterated: it is what stage 1 reads off the judgments (moving
+   it to match the judged documents would make up for runs that overlap too little, and hide
+   that misfit). The same seed is used at every iteration, so the steps follow the
+   parameters, not noise.
    ``n_candidates`` is not iterated: it is set to 1.05 x the median number of distinct
    documents per topic in the runs (the union of the runs bounds the candidates).
 3. **Simulated meta-evaluation** (``meta_evaluations > 0``,
@@ -70,7 +74,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaeval._validation import as_generator, check_int
+from metaeval._validation import as_generator, check_int, check_real
 from metaeval.data import Qrels, RunSet
 from metaeval.engine import EvalTensor
 from metaeval.evaluation import score_matrices
@@ -196,7 +200,7 @@ def _stats_from_tensor(
     return CollectionStats(
         n_topics=T,
         n_systems=S,
-        rel_per_topic=counts[:, rel:].sum(axis=1) if rel > 0 else counts.sum(axis=1),
+        rel_per_topic=tensor.n_relevant(rel),  # grade >= rel, by value
         judged_per_topic=counts.sum(axis=1),
         grade_props=counts.sum(axis=0) / max(counts.sum(), 1),
         ap=ap,
@@ -306,10 +310,11 @@ def collection_stats(
 
     A world is summarised through its official (pooled) qrels and runs, exactly as a real
     collection is, so the two are comparable. ``rel`` is the relevance threshold of AP and R
-    (TREC DL uses 2). ``rng`` (None, an int, a SeedSequence or a Generator) draws the topic
-    halves of the split-half statistic; give a seed to make it reproducible.
+    (TREC DL uses 2; any number > 0 on real-valued grades). ``rng`` (None, an int, a
+    SeedSequence or a Generator) draws the topic halves of the split-half statistic; give a
+    seed to make it reproducible.
     """
-    check_int("rel", rel, min=1)
+    check_real("rel", rel, min=0.0, min_open=True)  # a level: real-valued grades too
     rng = as_generator(rng)
     if isinstance(qrels, World):
         # The world's own arrays give the same tensor and counts without string matching
@@ -418,9 +423,10 @@ def top_agreement(tensor: EvalTensor, rel: int = 1) -> float:
     its own. With a few relevant documents left per topic, as under sampled judgments, the
     interaction decides how far a measure's ranking of the systems moves.
     """
+    lowest = tensor.code_at_least(rel)  # grade >= rel, as a code (real grades too)
     code = tensor.entry_codes
-    hit = code >= rel
-    relevant_rows = np.flatnonzero(tensor.judgments >= rel)
+    hit = code >= lowest
+    relevant_rows = np.flatnonzero(tensor.judgments >= lowest)
     topic_of = tensor.judgment_topic[relevant_rows]
     R = np.bincount(topic_of, minlength=tensor.n_topics)
     S = tensor.n_runs
@@ -702,7 +708,13 @@ def _step(p: WorldParams, sim: dict, target: dict, damping: float, G: int, S: in
     step["first_stage_share"] = _logit_step(p.first_stage_share, damping * deep, 0.01, 0.99)
     # Runs as alike at the top as TREC DL's need most of the noise shared; the team's share is
     # kept below half of what the shared noise leaves.
-    log10 = math.log(max(sim["distinct10"], 1.0) / max(target["distinct10"], 1.0))
+    if p.pool_extra:
+        log10 = math.log(max(sim["distinct10"], 1.0) / max(target["distinct10"], 1.0))
+    else:
+        # A plain pool's depth k is read off the judgments (stage 1), so the judged documents
+        # per topic are the distinct documents of the runs' top k: how alike the runs are
+        # below their first relevant documents, where their order is mostly the shared noise.
+        log10 = math.log(max(sim["judged"], 1.0) / max(target["judged"], 1.0))
     step["doc_share"] = _logit_step(p.doc_share, damping * log10, 0.02, 0.97)
     step["team_share"] = min(p.team_share, 0.5 * (1 - step["doc_share"]))
     # Which relevant documents each system ranks on top: the share of their strength common to
@@ -716,15 +728,11 @@ def _step(p: WorldParams, sim: dict, target: dict, damping: float, G: int, S: in
         step["doc_strength_share"] = _logit_step(
             min(p.doc_strength_share, 0.98), damping * agree, 0.02, 0.98
         )
-    # The judgments: a depth-k pool sets the judged share of the runs' top 100, the documents
-    # judged beyond it (active learning) the rest of the judged documents per topic.
-    if p.pool_extra:  # a shallow pool plus active learning: the extra documents move
+    # The judgments: the pool's depth is read off them (stage 1); documents judged beyond a
+    # shallow pool (active learning) move towards the rest of the judged documents per topic.
+    if p.pool_extra:
         extra = p.pool_extra + damping * (target["judged"] - sim["judged"])
         step["pool_extra"] = int(np.clip(round(extra), 1, p.n_candidates))
-        pool = p.pool_depth
-    else:  # a plain pool: its depth moves
-        pool = p.pool_depth * ratio("judged", 1.0) ** damping
-    step["pool_depth"] = int(np.clip(round(pool), 1, p.depth))
     # q(g) of the intermediate grades sets how often they reach the pool: move each towards
     # the share of judged documents with that grade (q(0) = 0, q(G) = 1 fixed).
     q = p.quality().copy()

@@ -40,6 +40,7 @@ import numpy as np
 from metaeval._constraints import (
     Constraint,
     Interval,
+    Level,
     OneOf,
     Optional,
     Sequence,
@@ -356,8 +357,9 @@ class StratifiedSampling(Degrader):
     f being truncation (``rounding="trunc"``, the project default after Sakai & Kando 2008) or
     rounding half up (``"round"``, MATTERS' ``downsamplePool.m``). The strata are
 
-    * ``strata="relevance"`` (Buckley & Voorhees): the relevant documents (grade >= ``rel``)
-      and the judged non-relevant ones (0 <= grade < ``rel``);
+    * ``strata="relevance"`` (Buckley & Voorhees): the relevant documents (grade >= ``rel``,
+      any number > 0 on real-valued grades) and the judged non-relevant ones
+      (0 <= grade < ``rel``);
     * ``strata="grade"`` (Ferrante, Ferro & Maistro 2014's graded adaptation): every relevant
       grade g >= ``rel`` is a stratum of its own, with its own ``min_rel``, beside the
       non-relevant stratum; so a topic keeps at least ``min_rel`` documents of every relevant
@@ -372,7 +374,7 @@ class StratifiedSampling(Degrader):
     min_rel: int = 1
     min_nonrel: int = 10
     rounding: str = "trunc"
-    rel: int = 1
+    rel: int | float = 1
     strata: str = "relevance"
 
     name: ClassVar[str] = "stratified"
@@ -385,7 +387,7 @@ class StratifiedSampling(Degrader):
         "min_rel": Interval(Integral, 0),
         "min_nonrel": Interval(Integral, 0),
         "rounding": OneOf(*ROUNDING),
-        "rel": Interval(Integral, 1),
+        "rel": Level(),
         "strata": OneOf(*STRATA),
     }
 
@@ -401,9 +403,10 @@ class StratifiedSampling(Degrader):
     def _trial(self, qrels, tensor, rng):
         g = qrels.grades
         n_q = len(g)
+        lowest = qrels.code_at_least(self.rel)  # grade >= rel, as a code (>= 1)
         # The stratum of every row: -1 unjudged, 0 non-relevant, 1 relevant (by relevance)
-        # or its grade (by grade; relevant grades are >= rel >= 1, so never 0).
-        label = np.where(g < 0, -1, np.where(g >= self.rel, g if self.strata == "grade" else 1, 0))
+        # or its grade code (by grade; relevant codes are >= 1, so never 0).
+        label = np.where(g < 0, -1, np.where(g >= lowest, g if self.strata == "grade" else 1, 0))
         strata = [s for s in np.unique(label) if s >= 0]
         # Relevant strata first, then the non-relevant one: with two strata this is the order
         # (and the random stream) of Buckley & Voorhees' two lists.
@@ -449,7 +452,7 @@ class UniformSampling(Degrader):
     """
 
     rates: tuple = (90, 70, 50, 30, 10)
-    rel: int = 1
+    rel: int | float = 1
     max_redraws: int = 100_000
 
     name: ClassVar[str] = "uniform"
@@ -460,7 +463,7 @@ class UniformSampling(Degrader):
     per_topic: ClassVar[bool] = True
     _constraints: ClassVar[dict] = {
         "rates": RATES,
-        "rel": Interval(Integral, 1),
+        "rel": Level(),
         "max_redraws": Interval(Integral, 1),
     }
 
@@ -470,7 +473,7 @@ class UniformSampling(Degrader):
     def _trial(self, qrels, tensor, rng):
         g = qrels.grades
         judged = g >= 0
-        is_rel = g >= self.rel
+        is_rel = g >= qrels.code_at_least(self.rel)
         out = {}
         for rate in self.rates:
             keep = ~judged  # rows already unjudged stay as they are
@@ -705,7 +708,9 @@ class AssessorNoise(Degrader):
     each rate r in ``rates`` gives the "adjacent grade" matrix: a grade moves to a neighbouring
     grade with probability r (split evenly between the two neighbours, all to the one neighbour
     at the ends). Nothing is added or removed: the keep-mask is all True and the new grades are
-    for :meth:`EvalTensor.with_grades`. Rows unjudged (-1) stay unjudged.
+    for :meth:`EvalTensor.with_grades`. Rows unjudged (-1) stay unjudged. On real-valued grades
+    i and j are grade codes, the positions of the grades in :attr:`Qrels.levels` (0, 0.5, 2:
+    0, 1, 2), so the neighbours of a grade are the next lower and higher grades of the qrels.
     """
 
     rates: tuple = (0.1, 0.2, 0.3)

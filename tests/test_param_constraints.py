@@ -319,7 +319,7 @@ def test_measure_error_names_the_measure_and_the_parameter(cls, name, bad):
         ("P", "cutoff", "P needs a cutoff, e.g. P@10"),
         ("nDCG(gains={1:-1})", "gains", "nDCG: gains values must be finite numbers"),
         ("ERR(gains=3)", "gains", "ERR: gains must map grades to gains"),
-        ("Q(gains={1:1,'a':2})", "gains", "Q: gains keys must be integer grades >= 0"),
+        ("Q(gains={1:1,'a':2})", "gains", "Q: gains keys must be grades, finite numbers >= 0"),
         # and the parser's own refusals
         ("AP(foo=1)", "foo", "AP has no parameter 'foo'"),
         ("AP(rel=1,rel=2)", "rel", "parameter 'rel' is given twice"),

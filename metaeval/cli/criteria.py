@@ -267,6 +267,7 @@ def correlate(
     plugin: PluginOption = None,
 ) -> None:
     """Rank correlation between the system rankings of every pair of measures."""
+    from metaeval.data.qrels import format_grade
     from metaeval.meta.stability import AgreementResult
 
     load_plugins(plugin)
@@ -283,13 +284,15 @@ def correlate(
         _enough_runs(tensor, "correlate")
         n_topics, topic_filter = tensor.n_topics, None
         if max_relevant is not None:
-            top = tensor.grade_counts.shape[1] - 1
+            top = float(tensor.levels[-1])
             if grade > max(top, 1):
                 warn(
-                    f"--grade {grade} is above the highest grade in the qrels ({top}): no "
-                    f"document counts, so --max-relevant {max_relevant} keeps every topic"
+                    f"--grade {grade} is above the highest grade in the qrels "
+                    f"({format_grade(top)}): no document counts, so --max-relevant "
+                    f"{max_relevant} keeps every topic"
                 )
-            n_topics = int((tensor.grade_counts[:, grade:].sum(axis=1) <= max_relevant).sum())
+            # documents of grade >= --grade, by grade value (real-valued grades too)
+            n_topics = int((tensor.n_relevant(grade) <= max_relevant).sum())
             if n_topics < 2:
                 fail(
                     f"--max-relevant {max_relevant} keeps {n_topics} topic(s) (with at most "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from enum import Enum
 from typing import Annotated
 
@@ -66,14 +67,14 @@ def evaluate(
         int | None, typer.Option(min=1, help="Evaluate only the top DEPTH documents.")
     ] = None,
     level: Annotated[
-        int | None,
+        float | None,
         typer.Option(
             "--level",
             "-l",
-            min=1,
             help="Relevance level of the binary measures (AP, P@k, RR...): a grade >= LEVEL "
-            "is relevant, as trec_eval -l (TREC DL: 2). Default 1; a level written in a "
-            "measure's name, P(rel=3)@10, is kept.",
+            "is relevant, as trec_eval -l (TREC DL: 2); any number > 0 for real-valued "
+            "grades (0.5). Default 1; a level written in a measure's name, P(rel=3)@10, is "
+            "kept.",
         ),
     ] = None,
     ties: Annotated[
@@ -102,6 +103,8 @@ def evaluate(
     from metaeval.measures.base import expand_measure_names
 
     load_plugins(plugin)
+    if level is not None and not (math.isfinite(level) and level > 0):
+        fail(f"--level {level:g}: must be a relevance level, a number > 0")
     try:
         aggregate = parse_aggregate(agg)
     except (ValueError, TypeError) as err:
@@ -117,7 +120,7 @@ def evaluate(
     check_distinct_inputs(qrels, runs)
     judged, runset = as_qrels(str(qrels)), as_runset([str(p) for p in runs], ties=ties.value)
     measure = expand_measure_names(measure)  # P.5,10: P.5 and P.10, as trec_eval -m
-    measures, note = _at_level(measure, level, judged.max_grade)
+    measures, note = _at_level(measure, level, judged.levels)
     frame = run_evaluate(runset, judged, measures, per_topic=False, agg=aggregate, **kw)
     if per_topic:
         by_topic = run_evaluate(runset, judged, measures, per_topic=True, **kw)
@@ -134,24 +137,28 @@ def evaluate(
         typer.echo(note, err=True)
 
 
-def _at_level(names: list[str], level: int | None, max_grade: int) -> tuple[list, str]:
+def _at_level(names: list[str], level: float | None, levels) -> tuple[list, str]:
     """The measures with binary relevance at ``level`` (those whose name states no level),
     and a note for stderr.
 
-    Without ``level`` on qrels graded beyond 0-1, the note says that grade 1 counts as
-    relevant: trec_eval's default, not every track's convention (TREC DL counts 2 and
-    above), and the cause of scores far from a track's official ones.
+    Without ``level`` on qrels with more than one grade above 0 (``levels``, the qrels'
+    grade values), the note says that grade 1 counts as relevant: trec_eval's default, not
+    every track's convention (TREC DL counts 2 and above), and the cause of scores far from
+    a track's official ones.
     """
+    from metaeval.data.qrels import format_grade
     from metaeval.measures import parse_measure
     from metaeval.measures.base import states_no_level
 
     unstated = [name for name in names if states_no_level(name)]
     if level is not None:
+        # a whole level is the integer it is (-l 2 is 2, not 2.0)
+        level = int(level) if float(level).is_integer() else float(level)
         return [parse_measure(n).at_level(level) if n in unstated else n for n in names], ""
-    if not unstated or max_grade < 2:
+    if not unstated or len(levels) <= 2:
         return names, ""
     return names, (
-        f"note: the qrels grade up to {max_grade}; {', '.join(unstated)} "
+        f"note: the qrels grade up to {format_grade(levels[-1])}; {', '.join(unstated)} "
         f"count{'s' if len(unstated) == 1 else ''} every grade >= 1 as relevant "
         "(trec_eval's default). If the collection counts fewer grades (TREC DL: 2 "
         "and above), give -l 2."

@@ -166,9 +166,8 @@ def _fast_table(data: bytes, names: list[str], kind: str) -> pa.Table | None:
     other = b" " if delim == b"\t" else b"\t"
     if other in data or b"\r" in data:  # a field could hold whitespace trec_eval splits on
         return None
-    number = pa.float64() if kind == "run" else pa.int64()
     types = {name: pa.string() for name in names}
-    types[names[4] if kind == "run" else names[3]] = number
+    types[names[4] if kind == "run" else names[3]] = pa.float64()
     try:
         return pa_csv.read_csv(
             # Arrow reads the bytes in place: no copy, and no call back into Python (which
@@ -267,8 +266,10 @@ def parse_table(
     """Parse a TREC run (kind="run") or qrels (kind="qrels") file into typed columns.
 
     Returns an Arrow table with columns ``topic, doc, score, tag`` (run) or ``topic, doc, grade``
-    (qrels), ids as strings, in file order, and a function from a row of that table to its
-    1-based physical line, so that later checks can name the line too.
+    (qrels), ids as strings and numbers as finite float64 (a grade may be real-valued: what
+    grades are allowed is :func:`metaeval.data.qrels.encode_grades`'s to say), in file order,
+    and a function from a row of that table to its 1-based physical line, so that later checks
+    can name the line too.
     """
     if kind not in _LAYOUT:
         raise ValueError(f"kind must be 'run' or 'qrels', got {kind!r}")
@@ -297,42 +298,31 @@ def parse_table(
 
     columns = {"topic": table["topic"].combine_chunks(), "doc": table["doc"].combine_chunks()}
     if kind == "run":
-        columns["score"] = pa.array(_numbers(table["score"], path, line_of, token, integer=False))
+        columns["score"] = pa.array(_numbers(table["score"], path, line_of, token, what="score"))
         columns["tag"] = table["tag"].combine_chunks()
     else:
-        grade = _numbers(table["grade"], path, line_of, token, integer=True)
-        too_big = grade > 127
-        if too_big.any():
-            row = int(np.flatnonzero(too_big)[0])
-            raise TrecFormatError(
-                path, line_of(row), f"grade {token(row)} is above the largest supported grade, 127"
-            )
-        # Any negative value means "pooled but not judged", as in trec_eval.
-        columns["grade"] = pa.array(np.maximum(grade, -1).astype(np.int8))
+        # integer or real-valued; what a grade may be is the qrels' to say (encode_grades)
+        columns["grade"] = pa.array(_numbers(table["grade"], path, line_of, token, what="grade"))
     return pa.table(columns), line_of
 
 
-def _numbers(column, path: Path, line_of, token, *, integer: bool) -> np.ndarray:
-    """A numeric column, checked: finite scores, integer grades; errors name the line and
-    show the number as written (``token(row)``)."""
+def _numbers(column, path: Path, line_of, token, *, what: str) -> np.ndarray:
+    """A numeric column (``what``: "score" or "grade") as float64, checked finite; errors name
+    the line and show the number as written (``token(row)``)."""
     if pa.types.is_floating(column.type) or pa.types.is_integer(column.type):
         values = np.asarray(column.to_numpy(), dtype=np.float64)
-        text = None
     else:
         text = column.to_pandas()
         values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(values)
-    if integer:
-        bad |= values != np.round(values)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         shown = token(row)
-        if integer:
-            problem = f"grade {shown!r} is not an integer"
-        elif np.isnan(values[row]) and shown.lower().lstrip("+-") != "nan":
-            problem = f"score {shown!r} is not a number"
-        else:
+        if np.isnan(values[row]) and shown.lower().lstrip("+-") != "nan":
+            problem = f"{what} {shown!r} is not a number"
+        elif what == "score":
             problem = f"score {shown!r} is not finite (NaN, infinity, or beyond ±1.8e308)"
+        else:
+            problem = f"grade {shown!r} is not a finite number"
         raise TrecFormatError(path, line_of(row), problem)
-    # Grades beyond int64 (1e30) stay above 127, where they are reported, instead of wrapping.
-    return np.clip(values, -2, 128).astype(np.int64) if integer else values
+    return values

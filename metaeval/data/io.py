@@ -18,7 +18,7 @@ from metaeval._warnings import warn
 from metaeval.data._arrow import as_string_array
 from metaeval.data._parse import parse_table
 from metaeval.data.errors import TrecFormatError
-from metaeval.data.qrels import Qrels
+from metaeval.data.qrels import Qrels, encode_grades
 from metaeval.data.run import Run, RunSet, _check_ties
 
 PathLike = str | os.PathLike
@@ -27,15 +27,23 @@ PathLike = str | os.PathLike
 def read_qrels(path: PathLike) -> Qrels:
     """Read a TREC qrels file: ``topic iteration doc grade`` per line, whitespace-separated.
 
-    The iteration column is ignored. A negative grade means "pooled but not judged" (kept as
-    -1, as trec_eval does). Raises :class:`TrecFormatError` naming the file and line for a wrong
-    number of fields (with a hint when the file looks like a run), a non-integer grade, or the
-    same document judged twice with different grades; exact duplicate lines are merged with a
-    warning.
+    The iteration column is ignored. Grades are integers (every TREC file) or real numbers
+    (``0.5``, ``1.33``: judgments graded by a model or averaged over assessors; see
+    :attr:`Qrels.levels`). A negative grade means "pooled but not judged" (kept as -1, as
+    trec_eval does). Raises :class:`TrecFormatError` naming the file and line for a wrong
+    number of fields (with a hint when the file looks like a run), a grade that is not a
+    finite number, an integer grade above 127, or the same document judged twice with
+    different grades, and naming the file for more than 127 distinct positive grades; exact
+    duplicate lines are merged with a warning.
     """
     table, line_of = parse_table(path, kind="qrels")
+
+    def fail(row, problem):
+        raise TrecFormatError(path, None if row is None else line_of(row), problem)
+
+    codes, levels = encode_grades(table["grade"].to_numpy(), fail)
     return Qrels(
-        table["topic"], table["doc"], table["grade"].to_numpy(), source=Path(path), _line_of=line_of
+        table["topic"], table["doc"], codes, levels=levels, source=Path(path), _line_of=line_of
     )
 
 
@@ -248,7 +256,11 @@ def _constant(text: str, n: int) -> pa.Array:
 
 def write_qrels(qrels: Qrels, path: PathLike) -> None:
     """Write TREC qrels (``topic 0 doc grade``), sorted by topic and document; a ``.gz``
-    suffix writes gzip."""
+    suffix writes gzip.
+
+    Integer grades are written as integers; real-valued grades as the shortest decimal that
+    reads back as the same number (``0.5``, ``1.33``, ``2``), unjudged rows as ``-1``.
+    """
     if not isinstance(qrels, Qrels):
         raise TypeError(f"qrels must be a Qrels, got {type(qrels).__name__}")
     n = len(qrels)
@@ -259,7 +271,8 @@ def write_qrels(qrels: Qrels, path: PathLike) -> None:
             ),
             "iteration": _constant("0", n),
             "doc": qrels.docs,
-            "grade": qrels.grades,
+            # Arrow writes a double as the shortest text that reads back as the same double
+            "grade": qrels.grades if qrels.integer_grades else qrels.grade_values,
         }
     )
     _write_table(table, path, "the qrels")

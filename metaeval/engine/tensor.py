@@ -6,6 +6,12 @@ retrieved documents against the judgments over (topic, document) keys; re-evalua
 reduced or perturbed judgment set (:meth:`EvalTensor.with_judgments`,
 :meth:`EvalTensor.with_grades`) needs no re-parsing, no re-sorting and no new join.
 
+Grades are held as int8 codes; :attr:`EvalTensor.levels` (the qrels' grade values, one per
+code: 0, 1, ..., c for integer grades, else 0.0 and the real-valued grades) says what each code
+is worth. Measures read values only through it: gains per code, and relevance at a level
+``rel`` as a code threshold (:meth:`EvalTensor.code_at_least`). Every derived tensor keeps the
+levels, so real-valued grades cost nothing more than integer ones.
+
 Memory model
 ------------
 The tensor is stored sparsely. An *entry* is a (run, topic, rank) whose document has a row in
@@ -105,9 +111,10 @@ class EvalTensor:
     topics : ndarray of str
         Topic ids of the qrels, the T axis (trec_eval ``-c``: every judged topic is evaluated).
     codes : ndarray of int8, shape (S, T, D)
-        Grade of the document at each rank (>= 0), :data:`UNPOOLED` (-1) when it is not in the
-        qrels or the list has ended, :data:`UNJUDGED` (-2) when it is pooled but not judged.
-        Built on first access (see the module's memory model).
+        Grade code of the document at each rank (>= 0; its grade is ``levels[code]``),
+        :data:`UNPOOLED` (-1) when it is not in the qrels or the list has ended,
+        :data:`UNJUDGED` (-2) when it is pooled but not judged. Built on first access (see
+        the module's memory model).
     lengths : ndarray of int32, shape (S, T)
         Length of each ranked list (0 when the run did not answer the topic).
     answered : ndarray of bool, shape (S, T)
@@ -117,12 +124,17 @@ class EvalTensor:
         (a sentinel row that always reads :data:`UNPOOLED`) when it is not in the qrels. Built on
         first access.
     judgments : ndarray of int8, shape (Q,)
-        Current code of every qrels row: a grade, :data:`UNJUDGED`, or :data:`UNPOOLED` for a
-        judgment removed by a degrader.
+        Current code of every qrels row: a grade code, :data:`UNJUDGED`, or :data:`UNPOOLED`
+        for a judgment removed by a degrader.
     judgment_topic : ndarray of int64, shape (Q,)
         Topic position of every qrels row.
     n_grades : int
-        One more than the highest grade in the original qrels (grades 0 .. n_grades-1).
+        One more than the highest grade code in the original qrels (codes 0 .. n_grades-1).
+    levels : ndarray of float64, shape (n_grades,)
+        The grade value of each code (:attr:`metaeval.data.Qrels.levels` of the original
+        qrels): ``0, 1, ..., n_grades - 1`` for integer grades (the default), else 0.0 and
+        the real-valued grades. Every derived tensor keeps them; measures read grade values
+        (gains, the threshold ``rel``) through them.
     judged_only : bool
         True for a condensed view (unjudged documents removed, Sakai 2007).
     entry_group, entry_rank, entry_row : ndarray of int32, shape (E,)
@@ -144,12 +156,26 @@ class EvalTensor:
     judged_only: bool = False
     qrels: Qrels | None = field(default=None, repr=False)
     path: str = "auto"
+    levels: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self):
         # Entries are shared by every view of a tensor and handed to measures without copies:
         # nothing may write to them.
         for arr in self.given_entries or ():
             arr.flags.writeable = False
+        if self.levels is None:
+            levels = np.arange(self.n_grades, dtype=np.float64)  # integer grades: code = grade
+        else:
+            levels = np.asarray(self.levels, dtype=np.float64)
+            if levels.shape != (self.n_grades,) or levels[0] != 0.0 or (np.diff(levels) <= 0).any():
+                raise ValueError(
+                    f"levels must be {self.n_grades} increasing grade values from 0.0 "
+                    f"(one per code), got {levels!r}"
+                )
+            if levels.flags.writeable:
+                levels = levels.copy()  # shared by every view: nobody may write to it
+        levels.flags.writeable = False
+        object.__setattr__(self, "levels", levels)
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -256,10 +282,11 @@ class EvalTensor:
             answered=answered,
             judgments=np.where(qrels.grades >= 0, qrels.grades, UNJUDGED).astype(np.int8),
             judgment_topic=qrels.topic_index,
-            n_grades=max(int(qrels.grades.max()) + 1, 1),
+            n_grades=len(qrels.levels),
             given_entries=(group, rank, row),
             depth=max(int(lengths.max(initial=0)), 1),
             qrels=qrels,
+            levels=qrels.levels,
         )
 
     @classmethod
@@ -270,7 +297,8 @@ class EvalTensor:
         For code that knows where every retrieved document sits in the judgment table without
         matching ids (a simulated world built from candidate indices, a re-judged view).
         ``kwargs`` are the other fields: ``runs, topics, lengths, answered, judgment_topic,
-        n_grades`` and optionally ``judged_only``, ``qrels`` and ``path``.
+        n_grades`` and optionally ``levels`` (default: integer grades), ``judged_only``,
+        ``qrels`` and ``path``.
         """
         doc_index = np.asarray(doc_index)
         judgments = np.asarray(judgments, dtype=np.int8)
@@ -310,6 +338,7 @@ class EvalTensor:
                 and np.array_equal(t.judgments, first.judgments)
                 and np.array_equal(t.judgment_topic, first.judgment_topic)
                 and t.n_grades == first.n_grades
+                and np.array_equal(t.levels, first.levels)
             ):
                 raise ValueError(
                     "the tensors must be built against the same qrels (same topics and judgments)"
@@ -341,6 +370,7 @@ class EvalTensor:
             depth=max(t.depth for t in tensors),
             qrels=first.qrels,
             path=first.path,
+            levels=first.levels,
         )
 
     def _derived(self, **changes) -> EvalTensor:
@@ -498,17 +528,29 @@ class EvalTensor:
         counts = np.bincount(flat, minlength=self.n_topics * self.n_grades)
         return counts.reshape(self.n_topics, self.n_grades)
 
-    def n_relevant(self, rel: int = 1) -> np.ndarray:
+    @property
+    def integer_grades(self) -> bool:
+        """Whether the grades are the integers 0 .. n_grades-1 (code = grade)."""
+        return bool(np.array_equal(self.levels, np.arange(self.n_grades)))
+
+    def code_at_least(self, rel: float) -> int:
+        """The lowest grade code whose grade is >= ``rel``: a judged document is relevant at
+        level ``rel`` exactly when its code is at least this (``n_grades`` when no grade
+        reaches ``rel``; 0 for ``rel <= 0``). On integer grades and an integer ``rel`` it is
+        ``rel`` itself (clipped to 0 .. n_grades), so code >= it is grade >= rel."""
+        return int(np.searchsorted(self.levels, rel, side="left"))
+
+    def n_relevant(self, rel: float = 1) -> np.ndarray:
         """(T,) number of judged documents with grade >= ``rel`` per topic."""
-        return self.grade_counts[:, max(rel, 0) :].sum(axis=1)
+        return self.grade_counts[:, self.code_at_least(rel) :].sum(axis=1)
 
-    def n_nonrelevant(self, rel: int = 1) -> np.ndarray:
+    def n_nonrelevant(self, rel: float = 1) -> np.ndarray:
         """(T,) number of judged documents with grade < ``rel`` per topic."""
-        return self.grade_counts[:, : max(rel, 0)].sum(axis=1)
+        return self.grade_counts[:, : self.code_at_least(rel)].sum(axis=1)
 
-    def relevant(self, rel: int = 1) -> np.ndarray:
+    def relevant(self, rel: float = 1) -> np.ndarray:
         """(S, T, D) bool: the document at this rank is judged with grade >= ``rel``."""
-        return self.codes >= rel
+        return self.codes >= self.code_at_least(rel)
 
     def judged(self) -> np.ndarray:
         """(S, T, D) bool: the document at this rank has a judgment (grade >= 0)."""
@@ -598,7 +640,7 @@ class EvalTensor:
             raise ValueError("this tensor was built without its Qrels")
         keep = self.judgments != UNPOOLED
         grades = np.where(self.judgments >= 0, self.judgments, -1)
-        return self.qrels.with_grades(grades, keep=keep)
+        return self.qrels.with_grades(grades, keep=keep, levels=self.levels)
 
 
 #: Arrays derived from the fields and cached on first use (never pickled).

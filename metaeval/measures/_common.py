@@ -162,7 +162,8 @@ def ranked_hits(tensor: EvalTensor, select, cutoff: int | None = None) -> Ranked
     ----------
     tensor : EvalTensor
     select : callable
-        Vectorised test of grade codes, e.g. ``lambda c: c >= rel``.
+        Vectorised test of grade codes, e.g. ``lambda c: c >= lowest`` with
+        ``lowest = tensor.code_at_least(rel)`` (relevant at level ``rel``).
     cutoff : int, optional
 
     On a sparse tensor (:attr:`EvalTensor.sparse`) the test runs over the entries, the ranks
@@ -175,7 +176,8 @@ def ranked_hits(tensor: EvalTensor, select, cutoff: int | None = None) -> Ranked
     the same re-evaluates as cheaply under a reduced judgment set, e.g. the relevant ranks in
     the top 10 and their count per run and topic::
 
-        hits = ranked_hits(tensor, lambda codes: codes >= self.rel, 10)
+        lowest = tensor.code_at_least(self.rel)  # grade >= rel, as a code
+        hits = ranked_hits(tensor, lambda codes: codes >= lowest, 10)
         per_topic = hits.counts()
     """
     depth = tensor.depth if cutoff is None else min(cutoff, tensor.depth)

@@ -8,6 +8,12 @@ Names follow ir_measures: ``AP``, ``P@10``, ``AP(rel=2)``, ``P(rel=2)@10``,
 ``nDCG(gain=exp)@20``, ``GAP(g=(0.1,0.9))``; a trailing ``'`` after the name selects the
 condensed-list (judged documents only) variant, ``AP'``, ``nDCG'@10``. Every measure gets that
 variant for free: it is the same computation on :meth:`EvalTensor.condensed`.
+
+Grades may be integers or real numbers (:attr:`metaeval.data.Qrels.levels`). A measure reads
+grade values only through the tensor: its gains from :attr:`EvalTensor.levels`, and relevance
+at a level ``rel`` (any number > 0: ``P(rel=0.5)@10``) as a code threshold,
+:meth:`EvalTensor.code_at_least`. A whole-number level is written as an integer, so
+``P(rel=2.0)@10`` is ``P(rel=2)@10``.
 """
 
 from __future__ import annotations
@@ -131,11 +137,11 @@ class Measure:
             cls._merged_constraints = merged
         return merged
 
-    def at_level(self, rel: int) -> Measure:
+    def at_level(self, rel: float) -> Measure:
         """This measure with binary relevance at ``rel`` (grade >= rel relevant) if it is a
         binary measure left at the default level 1; itself otherwise (a graded measure, or a
         level already chosen). A collection's convention (TREC DL: 2) reaches its measures
-        this way."""
+        this way. ``rel`` is any number > 0 (real-valued grades: ``0.5``)."""
         if rel != 1 and getattr(self, "rel", None) == 1:
             return dataclasses.replace(self, rel=rel)
         return self
@@ -181,7 +187,9 @@ class Measure:
 
         A relevance level ``rel`` above 1 that is also above the highest grade of the qrels
         (``rel=2`` on binary judgments) makes every score 0: a warning says so, since it is
-        usually a mistake (a reduced judgment set can also have lost its top grade).
+        usually a mistake (a reduced judgment set can also have lost its top grade). On
+        real-valued grades any level above the highest grade is warned about (``rel=1`` when
+        the grades stop at 0.8).
 
         Raises
         ------
@@ -191,10 +199,13 @@ class Measure:
             or when the computation itself fails (the measure is named).
         """
         rel = getattr(self, "rel", None)
-        if rel is not None and rel > max(1, tensor.n_grades - 1):
+        top = float(tensor.levels[-1])
+        # On integer grades the default level 1 is never warned about (all-0 qrels are not a
+        # mistake of the level); real-valued grades below 1 are: nothing reaches the level.
+        if rel is not None and rel > (max(1.0, top) if tensor.integer_grades else top):
             warn(
-                f"{self}: rel={rel} is above the highest grade in the qrels "
-                f"({tensor.n_grades - 1}): no document is relevant, every score is 0"
+                f"{self}: rel={_format_value(rel)} is above the highest grade in the qrels "
+                f"({_format_value(top)}): no document is relevant, every score is 0"
             )
         view = tensor.condensed() if self.judged_only else tensor
         try:
@@ -515,8 +526,8 @@ def expand_measure_names(names):
 
 def states_no_level(name: str | Measure) -> bool:
     """Whether ``name`` is a binary measure at the default relevance level that its name does
-    not write (``P@10``, not ``P(rel=1)@10``): on graded qrels, grade 1 then counts as
-    relevant without the user having said so."""
+    not write (``P@10``, not ``P(rel=1)@10`` nor ``P(rel=0.5)@10``): on graded qrels, grade 1
+    then counts as relevant without the user having said so."""
     if isinstance(name, Measure):
         return getattr(name, "rel", None) == 1
     try:

@@ -1,20 +1,23 @@
 """Binary-relevance measures, exactly as trec_eval computes them.
 
 A document is relevant when its grade is at least ``rel`` (trec_eval ``-l``; default 1, TREC DL
-uses 2). Unjudged documents count as non-relevant, except where a measure says otherwise (bpref
-and infAP skip or model them). R is the number of judged documents with grade >= ``rel``; a
-topic with R = 0 scores 0 on every recall-normalised measure, as in trec_eval.
+uses 2). With real-valued grades ``rel`` may be any number > 0 (``P(rel=0.5)@10``): relevant
+means grade value >= rel, tested on the grade codes as code >= :meth:`EvalTensor.code_at_least`
+(on integer grades and an integer level that is trec_eval's own test). Unjudged documents
+count as non-relevant, except where a measure says otherwise (bpref and infAP skip or model
+them). R is the number of judged documents with grade >= ``rel``; a topic with R = 0 scores 0
+on every recall-normalised measure, as in trec_eval.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Real
 from typing import ClassVar
 
 import numpy as np
 
-from metaeval._constraints import Described, Interval, OneOf, Optional, Sequence
+from metaeval._constraints import Described, Interval, Level, OneOf, Optional, Sequence
 from metaeval.engine import UNJUDGED, UNPOOLED, EvalTensor
 from metaeval.measures._common import RankedHits, group_sizes, ranked_hits, safe_divide
 from metaeval.measures.base import Measure, MeasureValueError, register
@@ -24,10 +27,15 @@ INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 
 @dataclass(frozen=True, kw_only=True)
 class BinaryMeasure(Measure):
-    """A measure of binary relevance with a relevance level ``rel`` (grade >= rel is relevant)."""
+    """A measure of binary relevance with a relevance level ``rel`` (grade >= rel is relevant).
 
-    rel: int = 1
-    _constraints: ClassVar[dict] = {"rel": Interval(Integral, 1)}
+    ``rel`` is a number > 0: an integer on integer grades (trec_eval ``-l``), or any level on
+    real-valued ones (``rel=0.5``); a whole number is kept as an int, so ``rel=2.0`` is
+    ``rel=2``.
+    """
+
+    rel: int | float = 1
+    _constraints: ClassVar[dict] = {"rel": Level()}
 
     def relevant_hits(self, tensor: EvalTensor, cutoff: int | None = None) -> RankedHits:
         """The relevant ranks (within the cutoff), grouped by run and topic.
@@ -35,8 +43,8 @@ class BinaryMeasure(Measure):
         Relevant documents are a small share of a deep tensor, so the binary measures add their
         terms over these ranks alone instead of over every rank.
         """
-        rel = self.rel
-        return ranked_hits(tensor, lambda codes: codes >= rel, cutoff)
+        lowest = tensor.code_at_least(self.rel)  # >= 1, as rel > 0 = levels[0]
+        return ranked_hits(tensor, lambda codes: codes >= lowest, cutoff)
 
     def per_topic(self, tensor: EvalTensor, hits: RankedHits, terms: np.ndarray) -> np.ndarray:
         """(S, T) sum of ``terms`` over ``hits``, divided by R (0 when R = 0)."""
@@ -199,7 +207,7 @@ class infAP(BinaryMeasure):
         # Only pooled documents (judged or pooled-unjudged) enter the counts; unpooled ones
         # are skipped but keep their rank, which is what j counts.
         hits = ranked_hits(tensor, lambda codes: codes != UNPOOLED)
-        is_rel = hits.grade >= self.rel
+        is_rel = hits.grade >= tensor.code_at_least(self.rel)
         is_unj = hits.grade == UNJUDGED
         rel_above = hits.cumsum(is_rel) - is_rel
         nonrel_above = hits.cumsum(~is_rel & ~is_unj)  # inclusive = above, at a relevant rank
@@ -213,7 +221,7 @@ class infAP(BinaryMeasure):
         return self.per_topic(tensor, hits, np.where(is_rel, terms, 0.0))
 
 
-def _bpref_parts(tensor: EvalTensor, rel_level: int):
+def _bpref_parts(tensor: EvalTensor, rel_level: float):
     """At every retrieved relevant document: its (run, topic) group, its topic and n_r, the
     number of judged non-relevant documents ranked above it (unjudged documents skipped).
 
@@ -223,7 +231,7 @@ def _bpref_parts(tensor: EvalTensor, rel_level: int):
     """
     n_groups = tensor.n_runs * tensor.n_topics
     judged = ranked_hits(tensor, lambda codes: codes >= 0)  # by run, topic, then rank
-    at = np.flatnonzero(judged.grade >= rel_level)
+    at = np.flatnonzero(judged.grade >= tensor.code_at_least(rel_level))
     rel_group = judged.group[at]
     rel_sizes = group_sizes(rel_group, n_groups)
     judged_above = at - judged.group_start[rel_group]
@@ -231,7 +239,7 @@ def _bpref_parts(tensor: EvalTensor, rel_level: int):
     return rel_group, rel_group % tensor.n_topics, (judged_above - rel_above).astype(np.float64)
 
 
-def _bpref_total(tensor: EvalTensor, group: np.ndarray, terms: np.ndarray, rel_level: int):
+def _bpref_total(tensor: EvalTensor, group: np.ndarray, terms: np.ndarray, rel_level: float):
     sums = np.bincount(group, weights=terms, minlength=tensor.n_runs * tensor.n_topics)
     return safe_divide(
         sums.reshape(tensor.n_runs, tensor.n_topics), tensor.n_relevant(rel_level)[None, :]
@@ -363,8 +371,8 @@ class IPrec(_Interpolated):
         rule (default); ``trec9`` = trunc(x R + 0.9), the rule of trec_eval 9 and earlier
         (pytrec_eval). They differ when the fraction of x R lies in (0.1, 0.5), e.g.
         x = 0.1, R = 3: c = 0 under 10.0, 1 under 9.
-    rel : int
-        Relevance level (trec_eval ``-l``), default 1.
+    rel : int or float
+        Relevance level (trec_eval ``-l``), default 1; any number > 0 on real-valued grades.
 
     References
     ----------
@@ -411,8 +419,8 @@ class IPrecAvg(_Interpolated):
         Recall levels in [0, 1] (trec_eval ``-m 11pt_avg.0.2,0.5,0.8``), default the 11 points.
     rounding : {"nearest", "trec9"}
         trec_eval 10.0's lround (default) or trec_eval 9's trunc(x R + 0.9).
-    rel : int
-        Relevance level (trec_eval ``-l``), default 1.
+    rel : int or float
+        Relevance level (trec_eval ``-l``), default 1; any number > 0 on real-valued grades.
 
     References
     ----------
@@ -452,8 +460,8 @@ class YAAP(BinaryMeasure):
 
     Parameters
     ----------
-    rel : int
-        Relevance level (trec_eval ``-l``), default 1.
+    rel : int or float
+        Relevance level (trec_eval ``-l``), default 1; any number > 0 on real-valued grades.
 
     References
     ----------

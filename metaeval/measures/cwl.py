@@ -46,14 +46,22 @@ from typing import ClassVar
 import numpy as np
 
 from metaeval._constraints import Described, Interval, OneOf, Optional
+from metaeval.data.qrels import format_grade
 from metaeval.engine import UNPOOLED, EvalTensor
 from metaeval.measures.base import MAX_CUTOFF, Measure, MeasureValueError, register
-from metaeval.measures.graded import MAX_PARAMETER, GainsMap, normalise_gains
+from metaeval.measures.graded import (
+    MAX_PARAMETER,
+    GainsMap,
+    as_levels,
+    normalise_gains,
+    override_gains,
+)
 
 #: What a C/W/L measure reports per topic: cwl_eval's five outputs, then their residuals.
 OUTPUTS = ("EU", "ETU", "EC", "ETC", "ED", "ResEU", "ResETU", "ResEC", "ResETC", "ResED")
 #: How grades become gains: ``scaled`` = grade / highest grade of the qrels; ``grade`` = the
-#: grade itself (cwl_eval reads the qrels' value as the gain).
+#: grade itself (cwl_eval reads the qrels' value as the gain). Real-valued grades alike, by
+#: their values.
 GAIN_FORMS = ("scaled", "grade")
 #: cwl_eval's depth (``--max_depth``).
 DEFAULT_DEPTH = 1000
@@ -213,9 +221,11 @@ class CWLMeasure(Measure):
         qrels, so gains lie in [0, 1] as cwl_eval expects (on binary qrels the grade itself,
         as cwl_eval reads it). ``grade``: the grade itself, cwl_eval's reading of graded qrels
         (which it accepts only with ``--max_gain`` at least the highest grade: ``max_gain``).
+        Real-valued grades by their values: a qrels file of gains in [0, 1] is read by
+        cwl_eval and by ``gain=grade`` alike.
     gains : mapping grade -> gain, optional
         Overrides the gain of the grades it names (cwl_eval's gain file, one gain per grade),
-        e.g. ``{1:0.25,2:0.5,3:1}``.
+        e.g. ``{1:0.25,2:0.5,3:1}``; keys are grades of the qrels (``{0.5:0.3}`` on real ones).
     max_gain : float
         Gain of an unjudged or notional item in the upper bound (cwl_eval ``--max_gain``,
         default 1). A gain above it is an error, as cwl_eval refuses such qrels.
@@ -262,8 +272,9 @@ class CWLMeasure(Measure):
                 object.__setattr__(self, name, float(value))
 
     # ------------------------------------------------------------------ gains
-    def gain_values(self, n_grades: int) -> np.ndarray:
-        """Gain of grades 0 .. n_grades-1.
+    def gain_values(self, levels) -> np.ndarray:
+        """Gain of every grade code, from the grade values ``levels`` (:attr:`EvalTensor.levels`;
+        an int n: the integer grades 0 .. n-1).
 
         Raises
         ------
@@ -271,23 +282,22 @@ class CWLMeasure(Measure):
             When a gain is above ``max_gain`` (cwl_eval refuses such qrels), or above 1 for a
             measure whose C(i) needs gains in [0, 1].
         """
-        grades = np.arange(n_grades, dtype=np.float64)
+        grades = as_levels(levels)
         if self.gain == "grade":
-            table = grades
+            table = grades.copy()
         else:
-            table = grades / grades[-1] if n_grades > 1 else np.zeros(n_grades)
-        for grade, gain in self.gains or ():
-            if grade < n_grades:
-                table[grade] = gain
+            table = grades / grades[-1] if len(grades) > 1 else np.zeros(len(grades))
+        override_gains(table, grades, self.gains)
         top = int(np.argmax(table))
         if table[top] > self.max_gain:
+            grade = format_grade(grades[top])
             if self.unit_gains and table[top] > 1.0:
                 raise ValueError(
                     f"gains must be in [0, 1] ({self.name}'s C(i) assumes it), got "
-                    f"{table[top]:g} for grade {top}; use gain=scaled or gains= values <= 1"
+                    f"{table[top]:g} for grade {grade}; use gain=scaled or gains= values <= 1"
                 )
             raise ValueError(
-                f"the gain of grade {top} is {table[top]:g}, above max_gain="
+                f"the gain of grade {grade} is {table[top]:g}, above max_gain="
                 f"{self.max_gain:g}; give max_gain={table[top]:g} (cwl_eval's --max_gain) or "
                 f"use gain=scaled"
             )
@@ -327,7 +337,7 @@ class CWLMeasure(Measure):
         entries alone: EU = sum_j W(j) g(j) and ETU = sum_j g(j) sum_{i>=j} L(i) over the
         judged ranks j; the upper bound adds max_gain times the weight of every other rank.
         The same values as :meth:`_compute_blocks`, at the cost of the judged entries."""
-        table = self.gain_values(tensor.n_grades)
+        table = self.gain_values(tensor.levels)
         ranks = _Ranks(self.max_depth, self.cost)
         W, L = self.weights(None, ranks)
         tail = np.cumsum(L[::-1])[::-1]  # sum_{i>=j} L(i)
@@ -351,7 +361,7 @@ class CWLMeasure(Measure):
 
     def _compute_blocks(self, tensor: EvalTensor) -> np.ndarray:
         """Every output of any C/W/L measure, over blocks of rows of the (rows, n) gains."""
-        table = self.gain_values(tensor.n_grades)
+        table = self.gain_values(tensor.levels)
         ranks = _Ranks(self.max_depth, self.cost)
         residual = self.output.startswith("Res")
         key = self.output[3:] if residual else self.output

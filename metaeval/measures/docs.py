@@ -30,7 +30,9 @@ right after the name selects the **condensed-list variant** (judged documents on
 the qrels, or qrels grade -1) count as non-relevant with gain 0, except where a measure says
 otherwise. A topic with nothing relevant scores 0 on every normalised measure (trec_eval). A
 topic a run did not answer scores 0 (`missing="zero"`, trec_eval `-c`) unless
-`missing="skip"`; YAAP is the exception, -ln(1 + R) there, as in trec_eval 10.
+`missing="skip"`; YAAP is the exception, -ln(1 + R) there, as in trec_eval 10. Grades may be
+real-valued (0.5, 1.33): gains are the grade values, and `rel` may be any number > 0,
+`P(rel=0.5)@10` (`docs/methods.md` §6.5).
 
 **trec_eval's names** are accepted wherever a measure name is: `map`, `P.10` or `P_10`,
 `ndcg_cut.10`, `iprec_at_recall.0.5`, `11pt_avg`, `yaap`, `rbp`, `rbp_resid`, `unj.5`...
@@ -41,11 +43,12 @@ parameters (`rbp` is `RBP(p=0.9,normalise=topic)`); each measure below lists its
 
 #: Meaning of parameters shared by many measures, when a docstring does not describe them.
 _COMMON = {
-    "rel": "relevance level: grade >= rel is relevant",
-    "gains": "mapping grade -> gain, e.g. `{1:1,2:3,3:7}`; unnamed grades keep the default gain",
+    "rel": "relevance level: grade >= rel is relevant (a number > 0; real grades: e.g. 0.5)",
+    "gains": "mapping grade -> gain, e.g. `{1:1,2:3,3:7}` or `{0.5:1,1.33:4}`; unnamed grades "
+    "keep the default gain",
     "gain": "`linear` (gain = grade) or `exp` (2^grade - 1)",
-    "g": "threshold probabilities over grades 1..c, summing to 1, e.g. `(0.1,0.9)`; "
-    "default uniform over the grades of the qrels",
+    "g": "threshold probabilities over the grades above 0 in increasing order (1..c), summing "
+    "to 1, e.g. `(0.1,0.9)`; default uniform over the grades of the qrels",
     "p": "persistence, 0 < p < 1",
 }
 

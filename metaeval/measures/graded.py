@@ -4,14 +4,20 @@ precision family GAP, xGAP, eGAP.
 
 Conventions shared by every measure here (docs/methods.md §0, §6.4):
 
-* Grades are the qrels values 0 .. c, c = the highest grade in the qrels
-  (:attr:`EvalTensor.n_grades` - 1). Unjudged and unpooled documents have gain 0.
-* ``gains=`` maps grades to gains, written ``{1:1,2:3,3:7}``; it overrides the gain of the
-  grades it names and leaves the other grades at the measure's default gain (trec_eval's
-  ``ndcg_p`` convention, ``-m ndcg_p.1=3.5,2=9``). Gains must be finite and >= 0.
+* Grades are the qrels' grade values, :attr:`EvalTensor.levels` (one per grade code): 0 .. c
+  for integer grades, c = the highest grade in the qrels, or 0.0 and the distinct real-valued
+  grades (0.5, 1.33, 2). The linear gain of a grade is its value, the exponential one
+  2^value - 1. Unjudged and unpooled documents have gain 0.
+* ``gains=`` maps grades to gains, written ``{1:1,2:3,3:7}`` (or ``{0.5:1,1.33:4}``); it
+  overrides the gain of the grades it names (a key equal to a grade of the qrels) and leaves
+  the other grades at the measure's default gain (trec_eval's ``ndcg_p`` convention,
+  ``-m ndcg_p.1=3.5,2=9``); a key that is no grade of the qrels is ignored. Gains must be
+  finite and >= 0.
 * A topic for which the ideal value is 0 (nothing relevant) scores 0, as in trec_eval.
 
-Everything is vectorised over (runs, topics, ranks); the only Python loops run over grades.
+Everything is vectorised over (runs, topics, ranks) on the grade codes; the only Python loops
+run over grades. Gains are looked up per code (a table of ``n_grades`` values), so real-valued
+grades cost nothing more than integer ones.
 """
 
 from __future__ import annotations
@@ -30,8 +36,9 @@ from metaeval.measures._common import log2_discount, ranked_hits, ranks, safe_di
 from metaeval.measures.base import Measure, MeasureValueError, register
 from metaeval.measures.binary import BinaryMeasure
 
-#: Type of a ``gains=`` parameter once normalised: sorted ((grade, gain), ...) pairs.
-GainsMap = tuple[tuple[int, float], ...]
+#: Type of a ``gains=`` parameter once normalised: sorted ((grade, gain), ...) pairs, a
+#: whole-number grade as an int, another as a float.
+GainsMap = tuple[tuple[int | float, float], ...]
 
 GAIN_FORMS = ("linear", "exp")
 #: What RBP divides its gains by: the qrels' highest gain, or trec_eval 10's per-topic rule.
@@ -50,11 +57,13 @@ PERSISTENCE = Described(Interval(Real, 0, 1, closed="neither"))
 
 
 def normalise_gains(owner: str, gains) -> GainsMap | None:
-    """Check a ``gains=`` mapping and return it as a sorted tuple of (int grade, float gain).
+    """Check a ``gains=`` mapping and return it as a sorted tuple of (grade, float gain).
 
     Accepts a mapping or an iterable of pairs (what the parser produces from ``{1:1,2:3}``).
-    Raises :class:`~metaeval.measures.base.MeasureValueError` for the parameter ``gains``,
-    its message starting with ``owner`` (the measure's name), when a grade is not an integer
+    A grade is a finite number >= 0 (real-valued grades: ``{0.5:1,1.33:3}``); a whole number
+    is kept as an int, so ``{2.0:3}`` is ``{2:3}``. Raises
+    :class:`~metaeval.measures.base.MeasureValueError` for the parameter ``gains``, its
+    message starting with ``owner`` (the measure's name), when a grade is not a finite number
     >= 0 or a gain is not a finite number in [0, MAX_PARAMETER].
     """
     if gains is None:
@@ -69,13 +78,19 @@ def normalise_gains(owner: str, gains) -> GainsMap | None:
         pairs = [tuple(p) for p in items]
     except TypeError:
         raise refuse(shape) from None
-    out: dict[int, float] = {}
+    out: dict[int | float, float] = {}
     for pair in pairs:
         if len(pair) != 2:
             raise refuse(shape)
         grade, gain = pair
-        if isinstance(grade, bool) or not isinstance(grade, (int, np.integer)) or grade < 0:
-            raise refuse(f"keys must be integer grades >= 0, got {grade!r}")
+        if (
+            isinstance(grade, bool)
+            or not isinstance(grade, (int, float, np.integer, np.floating))
+            or not math.isfinite(grade)
+            or grade < 0
+        ):
+            raise refuse(f"keys must be grades, finite numbers >= 0, got {grade!r}")
+        grade = int(grade) if float(grade).is_integer() else float(grade)
         if (
             isinstance(gain, bool)
             or not isinstance(gain, (int, float, np.integer, np.floating))
@@ -85,23 +100,49 @@ def normalise_gains(owner: str, gains) -> GainsMap | None:
         ):
             limit = f"[0, {MAX_PARAMETER:g}]"
             raise refuse(f"values must be finite numbers {limit}, got {gain!r} for grade {grade}")
-        if int(grade) in out:
+        if grade in out:
             raise refuse(f"gives grade {grade} twice")
-        out[int(grade)] = float(gain)
+        out[grade] = float(gain)
     if not out:
         raise refuse("is empty; omit it to use the default gains")
     return tuple(sorted(out.items()))
 
 
-def gain_table(n_grades: int, form: str = "linear", gains: GainsMap | None = None) -> np.ndarray:
-    """Gain of grades 0 .. n_grades-1: the grade (linear) or 2^grade - 1 (exp), then overridden
-    by the ``gains`` mapping where it names a grade (grades beyond the qrels are ignored)."""
-    grades = np.arange(n_grades, dtype=np.float64)
-    table = grades if form == "linear" else np.exp2(grades) - 1.0
+def as_levels(levels) -> np.ndarray:
+    """The grade value of each code: ``levels`` (an :attr:`EvalTensor.levels`), or for an int
+    n the integer grades 0 .. n-1 (what a number of grades meant before real grades)."""
+    if isinstance(levels, (int, np.integer)) and not isinstance(levels, bool):
+        return np.arange(levels, dtype=np.float64)
+    return np.asarray(levels, dtype=np.float64)
+
+
+def override_gains(table: np.ndarray, levels, gains: GainsMap | None) -> np.ndarray:
+    """``table`` (one gain per code, changed in place) with the gain of every grade that
+    ``gains`` names: a key equal to a level; other keys (grades the qrels do not have) are
+    ignored."""
+    levels = as_levels(levels)
     for grade, gain in gains or ():
-        if grade < n_grades:
-            table[grade] = gain
+        at = int(np.searchsorted(levels, grade))
+        if at < len(levels) and levels[at] == grade:
+            table[at] = gain
     return table
+
+
+def gain_table(levels, form: str = "linear", gains: GainsMap | None = None) -> np.ndarray:
+    """Gain of every grade code: the grade value (linear) or 2^value - 1 (exp), then
+    overridden by the ``gains`` mapping where it names a grade (other keys are ignored).
+
+    Parameters
+    ----------
+    levels : ndarray of float, or int
+        The grade value of each code (:attr:`EvalTensor.levels`); an int n stands for the
+        integer grades 0 .. n-1.
+    form : {"linear", "exp"}
+    gains : GainsMap, optional
+    """
+    grades = as_levels(levels)
+    table = grades.copy() if form == "linear" else np.exp2(grades) - 1.0
+    return override_gains(table, grades, gains)
 
 
 def positive_at(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -194,9 +235,10 @@ class GainMeasure(Measure):
     def _validate(self) -> None:
         object.__setattr__(self, "gains", normalise_gains(self.name, self.gains))
 
-    def gain_values(self, n_grades: int) -> np.ndarray:
-        """Gain of grades 0 .. n_grades-1."""
-        return gain_table(n_grades, self.gain, self.gains)
+    def gain_values(self, levels) -> np.ndarray:
+        """Gain of every grade code, from the grade values ``levels`` (:attr:`EvalTensor.levels`;
+        an int n: the integer grades 0 .. n-1)."""
+        return gain_table(levels, self.gain, self.gains)
 
 
 # ---------------------------------------------------------------------------- nDCG, nCG
@@ -214,10 +256,12 @@ class nDCG(GainMeasure):
     ----------
     gain : {"linear", "exp"}
         ``linear``: gain = grade (trec_eval, Jarvelin & Kekalainen). ``exp``: gain = 2^grade - 1
-        (Burges et al. 2005, gdeval).
+        (Burges et al. 2005, gdeval). Real-valued grades are their own gains (linear) or
+        2^grade - 1 of their value (exp).
     gains : mapping grade -> gain, optional
-        Overrides the gain of the grades it names, e.g. ``nDCG(gains={1:1,2:3,3:7})``; other
-        grades keep the ``gain`` form (trec_eval ``ndcg_p.1=3.5,2=9`` semantics).
+        Overrides the gain of the grades it names, e.g. ``nDCG(gains={1:1,2:3,3:7})`` or, on
+        real-valued grades, ``nDCG(gains={0.5:1,1.33:4})``; other grades keep the ``gain``
+        form (trec_eval ``ndcg_p.1=3.5,2=9`` semantics).
     discount : {"log2", "jk"}
         ``log2``: w(r) = 1/log2(r + 1) (trec_eval, Burges). ``jk``: w(r) = 1/disc(r) with
         disc(r) = 1 for r <= base and log_base(r) otherwise (Jarvelin & Kekalainen 2002,
@@ -270,7 +314,7 @@ class nDCG(GainMeasure):
         return jk_discount(depth, self.base)
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        gains = self.gain_values(tensor.n_grades)
+        gains = self.gain_values(tensor.levels)
         # Only ranks with a positive gain add to the DCG, usually a small share of the list.
         hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
         dcg = hits.total(gains[hits.grade] * self.weights(hits.depth)[hits.rank0])
@@ -299,7 +343,7 @@ class nCG(GainMeasure):
     )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        gains = self.gain_values(tensor.n_grades)
+        gains = self.gain_values(tensor.levels)
         # Ranks of gain 0 add nothing: sum over the positive-gain ranks alone.
         hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
         cg = hits.total(gains[hits.grade])
@@ -332,12 +376,13 @@ class Q(GainMeasure, BinaryMeasure):
     beta : float
         Persistence weight, >= 0 (default 1).
     gain : {"linear", "exp"}
-        Gain form: the grade (default) or 2^grade - 1.
+        Gain form: the grade (default) or 2^grade - 1 (of the grade's value, for real grades).
     gains : mapping grade -> gain, optional
         Overrides the gain of the grades it names (NTCIREVAL's ``-g 1:2:3`` is
         ``gains={1:1,2:2,3:3}``).
-    rel : int
-        Relevance level for C(r) and R (default 1).
+    rel : int or float
+        Relevance level for C(r) and R (default 1): grade >= rel is relevant; any number > 0
+        on real-valued grades.
     cutoff : int, optional
         Q@l.
 
@@ -369,15 +414,16 @@ class Q(GainMeasure, BinaryMeasure):
         object.__setattr__(self, "beta", float(self.beta))
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        gains = self.gain_values(tensor.n_grades)
-        gains[: self.rel] = 0.0
+        gains = self.gain_values(tensor.levels)
+        lowest = tensor.code_at_least(self.rel)  # the lowest relevant grade code
+        gains[:lowest] = 0.0
         # Only relevant ranks add a term, and only they have a gain: C(r) and CG(r) at those
         # ranks are cumulative sums over the relevant ranks alone.
         hits = self.relevant_hits(tensor, self.cutoff)
         depth = hits.depth
         count = hits.cumsum(np.ones(len(hits.rank), dtype=np.int64))
         cg = hits.cumsum(gains[hits.grade])
-        relevant_grades = np.arange(self.rel, tensor.n_grades)
+        relevant_grades = np.arange(lowest, tensor.n_grades)
         ideal = ideal_per_rank(tensor.grade_counts, gains, depth, relevant_grades)
         # The ideal cumulative gain stops growing after rank R: that is the CG*(R) padding.
         cg_ideal = np.cumsum(ideal, axis=1)[hits.topic, hits.rank0]
@@ -395,7 +441,8 @@ class RBP(Measure):
     """Rank-biased precision (Moffat & Zobel 2008).
 
     RBP = (1 - p) sum_{r<=d} g(r) p^(r-1), with g(r) = grade / c, c the highest grade in the
-    qrels (binary qrels: g = 1 for relevant), d the list length (or the cutoff). The true value
+    qrels (binary qrels: g = 1 for relevant; real-valued grades: their value over the highest
+    value), d the list length (or the cutoff). The true value
     of a list whose unjudged documents and unseen tail are unknown lies in
     [RBP, RBP + RBP_resid]. An ideal list with R documents of the top grade scores 1 - p^R.
 
@@ -416,7 +463,8 @@ class RBP(Measure):
         grade named in ``gains``; when its highest gain G_t exceeds 1 every gain is divided by
         G_t, else the gains are kept as they are. With default gains that is grade / c_t, and
         a topic judged 0/1 only has gain 1 for grade 1 even when other topics go up to 3.
-        trec_eval's ``rbp`` is ``RBP(p=0.9,normalise=topic)``.
+        trec_eval's ``rbp`` is ``RBP(p=0.9,normalise=topic)``. On real-valued grades the same
+        rule holds with the grade values (grades up to 0.8 only are then kept as they are).
     cutoff : int, optional
         Evaluate the first k documents only.
 
@@ -446,9 +494,10 @@ class RBP(Measure):
         object.__setattr__(self, "p", float(self.p))
         object.__setattr__(self, "gains", normalise_gains(self.name, self.gains))
 
-    def gain_values(self, n_grades: int) -> np.ndarray:
-        """Gain of grades 0 .. n_grades-1, divided by the highest: grade / c by default."""
-        table = _override(np.arange(n_grades, dtype=np.float64), self.gains)
+    def gain_values(self, levels) -> np.ndarray:
+        """Gain of every grade code (``levels`` as :func:`gain_table` takes them), divided by
+        the highest: grade / c by default."""
+        table = gain_table(levels, "linear", self.gains)
         top_gain = table.max(initial=0.0)
         return table / top_gain if top_gain > 0 else table
 
@@ -459,33 +508,27 @@ class RBP(Measure):
         grades 0 .. c_t and of every grade named in ``gains``, or 1 when it is at most 1
         (gains already in [0, 1] are kept).
         """
-        counts = tensor.grade_counts  # (T, G): judged documents per grade
-        grades = np.arange(counts.shape[1])
-        top = np.where(counts > 0, grades[None, :], 0).max(axis=1, initial=0)  # c_t
+        counts = tensor.grade_counts  # (T, G): judged documents per grade code
+        codes = np.arange(counts.shape[1])
+        top = np.where(counts > 0, codes[None, :], 0).max(axis=1, initial=0)  # c_t's code
         named = dict(self.gains or ())
-        default = np.array([0.0 if g in named else float(g) for g in grades])
+        levels = tensor.levels
+        default = np.array([0.0 if float(v) in named else float(v) for v in levels])
         # The highest default gain among grades 0 .. c_t not named in gains.
-        kept = np.where(grades[None, :] <= top[:, None], default[None, :], 0.0).max(axis=1)
+        kept = np.where(codes[None, :] <= top[:, None], default[None, :], 0.0).max(axis=1)
         largest = np.maximum(kept, max(named.values(), default=0.0))
         return np.where(largest > 1.0, largest, 1.0)
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         if self.normalise == "topic":
-            gains = _override(np.arange(tensor.n_grades, dtype=np.float64), self.gains)
+            gains = gain_table(tensor.levels, "linear", self.gains)
         else:
-            gains = self.gain_values(tensor.n_grades)
+            gains = self.gain_values(tensor.levels)
         hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
         values = hits.total((1.0 - self.p) * gains[hits.grade] * self.p**hits.rank0)
         if self.normalise == "topic":
             values = values / self.topic_divisors(tensor)[None, :]
         return values
-
-
-def _override(table: np.ndarray, gains: GainsMap | None) -> np.ndarray:
-    for grade, gain in gains or ():
-        if grade < len(table):
-            table[grade] = gain
-    return table
 
 
 @register(aliases=("RBP.resid", "RBPResid"))
@@ -556,12 +599,13 @@ class _Cascade(Measure):
     def _validate(self) -> None:
         object.__setattr__(self, "gains", normalise_gains(self.name, self.gains))
 
-    def stop_probabilities(self, n_grades: int) -> np.ndarray:
-        """Chapelle's stopping probability (2^g - 1) / 2^gmax of grades 0 .. n_grades-1."""
-        g = gain_table(n_grades, "linear", self.gains)
+    def stop_probabilities(self, levels) -> np.ndarray:
+        """Chapelle's stopping probability (2^g - 1) / 2^gmax of every grade code, g the grade
+        value (or ``gains[grade]``); ``levels`` as :func:`gain_table` takes them."""
+        g = gain_table(levels, "linear", self.gains)
         g_max = g.max(initial=0.0)
         if g_max <= 0:
-            return np.zeros(n_grades)
+            return np.zeros(len(g))
         return (np.exp2(g) - 1.0) / np.exp2(g_max)
 
 
@@ -594,9 +638,9 @@ class ERR(_Cascade):
     """Expected reciprocal rank (Chapelle, Metzler, Zhang & Grinspan, CIKM 2009).
 
     ERR@k = sum_{r<=k} (1/r) R_r prod_{i<r} (1 - R_i), with the stopping probability
-    R = (2^g - 1) / 2^gmax, g the grade (or ``gains[grade]``) and gmax the highest grade in the
-    qrels (gdeval fixes gmax = 4; NTCIREVAL uses g / (gmax + 1) instead). Binary qrels give
-    R = 1/2 for a relevant document, so ERR is not RR there.
+    R = (2^g - 1) / 2^gmax, g the grade (or ``gains[grade]``; a real-valued grade's value) and
+    gmax the highest grade in the qrels (gdeval fixes gmax = 4; NTCIREVAL uses g / (gmax + 1)
+    instead). Binary qrels give R = 1/2 for a relevant document, so ERR is not RR there.
     """
 
     name = "ERR"
@@ -607,7 +651,7 @@ class ERR(_Cascade):
     )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        return _err_sparse(tensor, self.cutoff, self.stop_probabilities(tensor.n_grades))
+        return _err_sparse(tensor, self.cutoff, self.stop_probabilities(tensor.levels))
 
 
 @register(aliases=("nerr",))
@@ -629,16 +673,33 @@ class nERR(_Cascade):
     )
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        stop = self.stop_probabilities(tensor.n_grades)
+        stop = self.stop_probabilities(tensor.levels)
         err = _err_sparse(tensor, self.cutoff, stop)
         ideal = _err(ideal_per_rank(tensor.grade_counts, stop, ideal_depth(tensor, self.cutoff)))
         return safe_divide(err, ideal[None, :])
 
 
 # ---------------------------------------------------------------------------- GAP family
+def _n_at_least(tensor: EvalTensor) -> np.ndarray:
+    """(T, n_grades + 1): column j is R^(j), the judged documents of grade code >= j (the last
+    column, past every code, is 0). By code, not by value: the GAP family's thresholds are
+    the levels in order."""
+    counts = tensor.grade_counts
+    out = np.zeros((counts.shape[0], counts.shape[1] + 1), dtype=counts.dtype)
+    out[:, :-1] = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]
+    return out
+
+
 @dataclass(frozen=True, kw_only=True)
 class _ThresholdMeasure(Measure):
-    """Base of GAP, xGAP, eGAP: a distribution g over the user's relevance threshold."""
+    """Base of GAP, xGAP, eGAP: a distribution g over the user's relevance threshold.
+
+    The thresholds are the grades of the qrels above 0, in increasing order: 1..c for integer
+    grades, and for real-valued grades the distinct positive grades (the levels 1..c of
+    :attr:`EvalTensor.levels`). g_j is the probability that the user's threshold is the j-th
+    of them, so a user with threshold j finds relevant every document of grade >= that level.
+    The grades' values play no other part: these measures depend on their order only.
+    """
 
     g: tuple[float, ...] | None = None
     recall_normalised = True
@@ -651,7 +712,7 @@ class _ThresholdMeasure(Measure):
             object.__setattr__(self, "g", tuple(float(v) for v in self.g))
 
     def thresholds(self, n_grades: int) -> np.ndarray:
-        """g_1 .. g_L as an array of length L + 1 with a leading 0 (index = grade).
+        """g_1 .. g_L as an array of length L + 1 with a leading 0 (index = grade code).
 
         Default: uniform over the grades 1..c of the qrels (c = n_grades - 1). A given g must
         cover every grade of the qrels (len(g) >= c). A longer g is allowed: its extra grades
@@ -671,8 +732,9 @@ class _ThresholdMeasure(Measure):
         return np.concatenate([[0.0], np.asarray(self.g, dtype=np.float64)])
 
     def _per_grade(self, tensor: EvalTensor):
-        """The relevant ranks (grade >= 1) and, per threshold j with g_j > 0, (j, g_j, at_j,
-        C_j): at_j marks the ranks of grade >= j and C_j = #{m <= n : i_m >= j} there."""
+        """The relevant ranks (grade code >= 1) and, per threshold j with g_j > 0, (j, g_j,
+        at_j, C_j): at_j marks the ranks of grade code >= j and C_j = #{m <= n : i_m >= j}
+        there."""
         g = self.thresholds(tensor.n_grades)
         hits = ranked_hits(tensor, lambda codes: codes >= 1)
         per_grade = []
@@ -705,7 +767,9 @@ class GAP(_ThresholdMeasure):
         Threshold probabilities over grades 1..c, non-negative, summing to 1, e.g.
         ``GAP(g=(0.1,0.9))``. Default uniform over the grades 1..c of the qrels. A g longer
         than c is allowed (its extra thresholds have no documents: those users find nothing
-        relevant); a shorter one raises ValueError when evaluated.
+        relevant); a shorter one raises ValueError when evaluated. On real-valued grades
+        g_j is the probability of the j-th distinct positive grade (0, 0.5, 2: g = (g for
+        0.5, g for 2)); grades count by their order, not their values.
     """
 
     name = "GAP"
@@ -719,9 +783,10 @@ class GAP(_ThresholdMeasure):
         _, hits, per_grade = self._per_grade(tensor)
         num = np.zeros(len(hits.rank))
         den = np.zeros(tensor.n_topics)
+        at_least = _n_at_least(tensor)
         for j, g_j, at, count in per_grade:
             num += g_j * np.where(at, count, 0) / hits.rank
-            den += g_j * tensor.n_relevant(j)
+            den += g_j * at_least[:, min(j, tensor.n_grades)]
         return safe_divide(hits.total(num), den[None, :])
 
 
@@ -745,10 +810,11 @@ class eGAP(_ThresholdMeasure):
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         _, hits, per_grade = self._per_grade(tensor)
+        at_least = _n_at_least(tensor)
         out = np.zeros(len(hits.rank))
         for j, g_j, at, count in per_grade:
             # g_j * AP_j, term by term; R^(j) = 0 means no rank has grade >= j: nothing added.
-            n_rel = tensor.n_relevant(j)[hits.topic]
+            n_rel = at_least[hits.topic, min(j, tensor.n_grades)]
             out += g_j * safe_divide(np.where(at, count, 0) / hits.rank, n_rel)
         return hits.total(out)
 
@@ -785,7 +851,8 @@ class xGAP(_ThresholdMeasure):
             inner += g_j * np.where(at, count, 0)
         # factor[t, k] = A(k) / G(k) for a document of grade k; 0 where G(k) = 0 (k <= J).
         big_g = np.cumsum(g)
-        n_rel = np.stack([tensor.n_relevant(j) for j in range(top_grade + 1)], axis=1)
+        at_least = _n_at_least(tensor)
+        n_rel = at_least[:, np.minimum(np.arange(top_grade + 1), tensor.n_grades)]
         share = safe_divide(np.broadcast_to(g[None, :], n_rel.shape), n_rel)
         share[:, 0] = 0.0
         factor = safe_divide(np.cumsum(share, axis=1), np.broadcast_to(big_g, n_rel.shape))
@@ -806,6 +873,8 @@ __all__ = [
     "eGAP",
     "GainMeasure",
     "gain_table",
+    "override_gains",
+    "as_levels",
     "ideal_dcg",
     "ideal_per_rank",
     "normalise_gains",

@@ -51,6 +51,7 @@ import pandas as pd
 
 from metaeval._validation import check_choice, check_int, check_real
 from metaeval._warnings import warn
+from metaeval.data.qrels import format_grade
 from metaeval.meta.maxent import (
     Expectation,
     GradedAP,
@@ -281,6 +282,14 @@ def informativeness_tensor(
     chunk_size = check_int("chunk_size", chunk_size, min=1)
     tol = check_real("tol", tol, min=0.0, min_open=True)
     stationarity_tol = check_real("stationarity_tol", stationarity_tol, min=0.0, min_open=True)
+    if not tensor.integer_grades:
+        # The maximum-entropy models distribute integer grades 0..G over ranks (their gains
+        # and thresholds are the grades): real-valued grades have no such model here.
+        raise ValueError(
+            "informativeness needs integer grades; these qrels have real-valued grades "
+            f"({', '.join(format_grade(v) for v in tensor.levels[1:])}): round them to "
+            "integers (or fold them) first"
+        )
     G = tensor.n_grades - 1
     if G < 1:
         raise ValueError("the qrels have no relevant grade (all grades are 0)")

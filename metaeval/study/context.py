@@ -111,7 +111,7 @@ class Context:
 
     # ---------------------------------------------------------------- basics
     @property
-    def rel(self) -> int:
+    def rel(self) -> int | float:
         return self.world.rel
 
     @property
@@ -216,7 +216,7 @@ class Context:
     def _topic_filter(self, topic_filter: dict) -> np.ndarray | None:
         if not topic_filter:
             return None
-        counts = self.world.tensor.grade_counts[:, topic_filter["grade"] :].sum(axis=1)
+        counts = self.world.tensor.n_relevant(topic_filter["grade"])  # grade >= it, by value
         keep = np.ones(len(counts), dtype=bool)
         if topic_filter.get("at_most") is not None:
             keep &= counts <= topic_filter["at_most"]

@@ -103,10 +103,12 @@ def world_facts(spec: StudySpec) -> dict[str, dict]:
         if w.best_runs:
             runs = min(runs, dict(w.best_runs)["n"])
         grades = qrels.grades[qrels.grades >= 0]
+        low, high = qrels.levels[[int(grades.min(initial=0)), int(grades.max(initial=0))]]
         facts[w.id] = {
             "topics": len(topics),
             "runs": runs,
-            "grades": [int(grades.min(initial=0)), int(grades.max(initial=0))],
+            # grade values: ints for integer grades (as ever), floats for real-valued ones
+            "grades": [int(g) if qrels.integer_grades else float(g) for g in (low, high)],
         }
     return facts
 

@@ -46,7 +46,7 @@ class LoadedWorld:
     system_effect: np.ndarray | None = None
     groups: dict | None = None  # run -> team, for degraders that pool by team
     runs: Any = None  # the RunSet (criteria about the collection itself read it)
-    rel: int = 1
+    rel: int | float = 1
     cache: dict = field(default_factory=dict)
     pairs: np.ndarray | None = None  # (P, 2) the systems paired by a world of pairs
 
@@ -147,14 +147,17 @@ def _check_level(spec: StudySpec, w: TrecWorld, qrels) -> None:
     binary measures at the default one: grade 1 then counts as relevant, trec_eval's default
     but not every track's (TREC DL counts 2 and above)."""
     from metaeval._warnings import warn
+    from metaeval.data.qrels import format_grade
     from metaeval.measures.base import states_no_level
 
-    if w.rel_stated or w.top_grades is not None or qrels.max_grade < 2:
+    # one grade above 0 (binary, or a single real grade): the level changes nothing
+    if w.rel_stated or w.top_grades is not None or len(qrels.levels) <= 2:
         return
     binary = [m.label for m in spec.measures if states_no_level(m.name)]
     if binary:
+        top = format_grade(qrels.levels[-1])
         warn(
-            f"world {w.id}: its qrels grade up to {qrels.max_grade} and it states no relevance "
+            f"world {w.id}: its qrels grade up to {top} and it states no relevance "
             f"level, so {', '.join(binary)} count{'s' if len(binary) == 1 else ''} every "
             "grade >= 1 as relevant. If the "
             "collection counts fewer grades (TREC DL: 2 and above), give the world rel = 2 "

@@ -137,10 +137,14 @@ def test_bad_score(tmp_path, score):
     assert ("not a number" in err.problem) or ("not finite" in err.problem)
 
 
-@pytest.mark.parametrize("grade", ["1.5", "x", "high"])
-def test_bad_grade(tmp_path, grade):
+@pytest.mark.parametrize(
+    "grade, problem",
+    [("x", "not a number"), ("high", "not a number"), ("nan", "not a finite number")],
+)
+def test_bad_grade(tmp_path, grade, problem):
+    # a real grade (1.5) is read: tests/measures/test_real_grades.py
     err = bad(tmp_path, f"q1 0 d1 1\nq1 0 d2 {grade}\n", kind="qrels")
-    assert err.line == 2 and "not an integer" in err.problem
+    assert err.line == 2 and problem in err.problem and repr(grade) in err.problem
 
 
 def test_grade_out_of_range(tmp_path):
@@ -175,6 +179,29 @@ def test_several_tags_in_one_file_warns(tmp_path):
     with pytest.warns(UserWarning, match="several run tags"):
         run = metaeval.read_run(write(tmp_path, "r", "q1 Q0 a 1 1 s1\nq1 Q0 b 2 0.5 s2\n"))
     assert run.name == "s1"
+
+
+@pytest.mark.parametrize(
+    "text, changed_at",
+    [
+        ("q1 Q0 a 1 1 s\nq1 Q0 b 2 0.5 s\n", None),
+        ("q1 Q0 a 1 1 s\nq1 Q0 b 2 0.5 s", None),  # no newline at the end
+        ("\n\nq1 Q0 a 1 1 s\n\nq1 Q0 b 2 0.5 s\n\n", None),  # blank lines
+        ("q1\tQ0\ta\t1\t1\ts\nq1\tQ0\tb\t2\t0.5\ts\n", None),  # tabs
+        ("q1 Q0 a 1 1 s\nq1 Q0 b 2 0.5 xs\n", 2),  # a tag that ends with the first one
+        ("q1 Q0 a 1 1 s\nq1 Q0 b 2 0.5 s\nq1 Q0 c 3 0.2 s2", 3),  # the last line differs
+        ("q1 Q0 a 1 1 s\n\nq1 Q0 b 2 0.5 t\n", 3),
+    ],
+)
+def test_the_tag_of_every_line_is_checked(tmp_path, text, changed_at, recwarn):
+    """Any tag other than the first line's, wherever it is, is found and its line named."""
+    run = metaeval.read_run(write(tmp_path, "r", text))
+    assert run.name == "s" and len(run) == len([x for x in text.splitlines() if x.strip()])
+    warned = [str(w.message) for w in recwarn if "several run tags" in str(w.message)]
+    if changed_at is None:
+        assert not warned
+    else:
+        assert len(warned) == 1 and f"at line {changed_at}" in warned[0]
 
 
 def test_two_files_with_the_same_tag_stay_apart(tmp_path):
@@ -226,7 +253,7 @@ def test_dict_and_dataframe_conversions():
 
 def test_dataframe_errors():
     with pytest.raises(ValueError, match="grade"):
-        metaeval.Qrels.from_df(pd.DataFrame({"topic": ["1"], "doc": ["a"], "grade": [0.5]}))
+        metaeval.Qrels.from_df(pd.DataFrame({"topic": ["1"], "doc": ["a"], "grade": ["x"]}))
     with pytest.raises(ValueError, match="topic"):
         metaeval.Qrels.from_df(pd.DataFrame({"x": ["1"], "doc": ["a"], "grade": [1]}))
     with pytest.raises(ValueError, match="name is required"):

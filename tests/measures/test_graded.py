@@ -124,7 +124,7 @@ def test_no_relevant_scores_zero():
         ("nDCG(base=3)", "base applies to discount=jk"),
         ("nDCG(discount=jk,base=1)", "base must be a number > 1"),
         ("nDCG(gains={1:-1})", "gains values must be finite"),
-        ("nDCG(gains={-1:2})", "gains keys must be integer grades"),
+        ("nDCG(gains={-1:2})", "gains keys must be grades, finite numbers >= 0"),
         ("nDCG(gains=3)", "gains must map grades"),
         ("nCG(gain=log)", "gain must be one of"),
     ],

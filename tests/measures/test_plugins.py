@@ -70,7 +70,7 @@ def test_plugin_from_python():
     assert frame.set_index("measure").loc["RprecHalf", "value"] == pytest.approx(0.75)
     doc = measure_doc(registered()["RprecHalf"])
     assert doc["parameters"] == {"rel": 1} and "ceil(R/2)" in doc["formula"]
-    with pytest.raises(ValueError, match="rel must be an integer >= 1"):
+    with pytest.raises(ValueError, match="rel must be a relevance level, a number > 0"):
         parse_measure("RprecHalf(rel=0)")
 
 

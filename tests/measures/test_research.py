@@ -616,7 +616,7 @@ def test_shorter_g_than_grades_is_an_error():
         ("Q(beta=1e308)", r"beta must be a finite number in \[0, 1e\+12\]"),
         ("nDCG(gains={1:1e300})", r"gains values must be finite numbers \[0, 1e\+12\]"),
         ("Q(beta=-1)", "beta must be"),
-        ("Q(rel=0)", "rel must be an integer >= 1"),
+        ("Q(rel=0)", "rel must be a relevance level, a number > 0"),
         ("ERR(gains={1:-3})", "gains values"),
     ],
 )

@@ -238,7 +238,7 @@ def test_trec_eval_output_names(ours, printed):
         ("RBP(normalise=run)", "normalise must be one of qrels, topic"),
         ("RBP_resid(tail_if_judged=yes)", "tail_if_judged must be True or False"),
         ("Unjudged", r"Unjudged needs a cutoff, e\.g\. Unjudged@10"),
-        ("YAAP(rel=0)", "rel must be an integer >= 1"),
+        ("YAAP(rel=0)", "rel must be a relevance level, a number > 0"),
     ],
 )
 def test_bad_parameters_raise_one_line_errors(text, message):

@@ -155,6 +155,19 @@ def test_calibrate_simulated_moments_converge(small_world):
     assert got["judged"] == pytest.approx(target["judged"], rel=0.2)
 
 
+def test_a_plain_pool_keeps_the_depth_read_off_the_judgments(small_world):
+    """A plain pool's depth is a fact of the judgments, not a free parameter: stage 1 reads
+    it off (a little deeper than 20, as the best runs' lists overlap the pooled ones) and
+    stage 2 keeps it, moving the runs' shared noise to match the judged documents per topic
+    instead (a depth moved to make up for runs that overlap too little hid that misfit)."""
+    w = small_world
+    read = calibrate(w.qrels, w.runs, iterations=0, rng=0)
+    fitted = calibrate(w.qrels, w.runs, iterations=8, rng=0)
+    assert read.pool_extra == fitted.pool_extra == 0
+    assert 20 <= read.pool_depth <= 30 and fitted.pool_depth == read.pool_depth
+    assert fitted.doc_share != read.doc_share
+
+
 def test_calibrate_validation(small_world):
     w = small_world
     with pytest.raises(ValueError, match="iterations"):

@@ -180,7 +180,7 @@ def test_world_option_syntax(tmp_path):
         ("=q.txt,r/*", "expected ID=QRELS,RUNS"),
         ("dl=q.txt", "(qrels and runs)"),
         ("dl=q.txt,r/*,topic=601", "unknown key 'topic'"),
-        ("dl=q.txt,r/*,rel=two", "rel must be an integer, got 'two'"),
+        ("dl=q.txt,r/*,rel=two", "rel must be a number, got 'two'"),
         ("dl=q.txt,r/*,as=a,as=b", "as is given twice"),
     ],
 )

@@ -32,7 +32,7 @@ class TrecWorld:
     runs: tuple[Path, ...]
     topics: Any = None
     run_names: Any = None
-    rel: int = 1
+    rel: int | float = 1
     top_grades: int | None = None
     depth: int | None = None
     best_runs: tuple = ()
@@ -72,7 +72,7 @@ class SimWorld:
     n_systems: int
     replicates: int = 1
     params: tuple = ()
-    rel: int = 1
+    rel: int | float = 1
     best_runs: tuple = ()
     kind: str = field(default="simulator", init=False)
     #: ``params`` may name a parameter file (``metaeval calibrate``'s), which the reader reads
@@ -119,7 +119,7 @@ class ScoresWorld:
     copula_families: tuple | None = None
     drop_bottom: float = 0.1
     kind: str = field(default="scores", init=False)
-    rel: int = field(default=1, init=False)
+    rel: int | float = field(default=1, init=False)
     best_runs: tuple = field(default=(), init=False)
     written: ClassVar[tuple[str, ...]] = ("scores",)
 

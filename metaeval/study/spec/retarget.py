@@ -115,7 +115,14 @@ def parse_world_option(text: str, base: Path | None = None) -> WorldChange:
     table: dict[str, Any] = {"id": options.pop("as", wid) or wid, "kind": "trec"}
     table["qrels"], table["runs"] = files[0], runs
     for k, v in options.items():
-        if k in _INTEGER_KEYS and v:
+        if k == "rel" and v:
+            # a relevance level is a number (real-valued grades: rel=0.5); whole ones are ints
+            try:
+                number = float(v)
+            except ValueError:
+                raise SpecError(f"{label}: rel must be a number, got {v!r}") from None
+            table[k] = int(number) if number.is_integer() else number
+        elif k in _INTEGER_KEYS and v:
             try:
                 table[k] = int(v)
             except ValueError:

@@ -64,11 +64,19 @@ def _best_runs(t: _Table) -> tuple:
     return (("by", by), ("n", n))
 
 
+def _level(value: int | float) -> int | float:
+    """A relevance level: a number > 0 (real-valued grades: 0.5); a whole one as an int, so
+    that ``rel = 2.0`` is the world ``rel = 2`` is."""
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"must be a relevance level, a number > 0, got {value!r}")
+    return int(value) if float(value).is_integer() else float(value)
+
+
 def _world(t: _Table, base: Path) -> World:
     wid = t.take("id", str, check=_identifier("a world id"))
     kind = t.take("kind", str)
     rel_stated = "rel" in t.data
-    rel = t.take("rel", int, 1, check=_positive)
+    rel = t.take("rel", (int, float), 1, check=_level)
     best_runs = _best_runs(t)
     if kind == "trec":
         qrels = _resolve(base, t.take("qrels", str), t, "qrels")
