@@ -37,6 +37,7 @@ from metaeval._validation import (
     check_choice,
     check_int,
     check_real,
+    whole_as_int,
 )
 
 
@@ -425,11 +426,7 @@ class Level(Described):
         super().__init__(Interval(Real, 0, closed="neither"), "a relevance level, a number > 0")
 
     def check(self, name, value, *, index=None):
-        value = super().check(name, value, index=index)
-        if isinstance(value, Integral):
-            return int(value)
-        value = float(value)
-        return int(value) if value.is_integer() else value
+        return whole_as_int(super().check(name, value, index=index))
 
     def invalid_examples(self):
         return [*super().invalid_examples(), Bad(-1), Bad(True)]

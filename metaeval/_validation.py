@@ -197,6 +197,12 @@ def check_rate(name: str, value, *, index: int | None = None) -> float:
     return check_real(name, value, min=0.0, max=100.0, min_open=True, index=index)
 
 
+def whole_as_int(value) -> int | float:
+    """A number as users write it: a whole number as an int (2.0 -> 2), another as a float,
+    so that names, printed levels and equality do not depend on how the number was written."""
+    return int(value) if isinstance(value, Integral) or float(value).is_integer() else float(value)
+
+
 def check_rates(name: str, values) -> tuple[float | int, ...]:
     """A non-empty sequence of distinct percentages in (0, 100], order kept.
 
@@ -213,7 +219,7 @@ def check_rates(name: str, values) -> tuple[float | int, ...]:
     out = []
     for i, v in enumerate(values):
         check_rate(name, v, index=i)
-        out.append(int(v) if isinstance(v, Integral) or float(v).is_integer() else float(v))
+        out.append(whole_as_int(v))
     if len(set(out)) != len(out):
         raise ParamError(name, f"must not repeat a value, got {list(values)}")
     return tuple(out)

@@ -48,7 +48,7 @@ from metaeval._constraints import (
     validate_params,
 )
 from metaeval._registry import Registry
-from metaeval._validation import ParamError, as_generator, check_int, shown_ids
+from metaeval._validation import ParamError, as_generator, check_int, shown_ids, whole_as_int
 from metaeval.data import Qrels, RunSet
 from metaeval.engine import EvalTensor
 from metaeval.engine.tensor import UNJUDGED, UNPOOLED
@@ -59,13 +59,8 @@ ROUNDING = ("trunc", "round")
 STRATA = ("relevance", "grade")
 
 
-def _percent(v):
-    # whole percentages stay ints, so that levels print as the user wrote them (70, not 70.0)
-    return int(v) if isinstance(v, Integral) or float(v).is_integer() else float(v)
-
-
 #: Percentages of judgments kept (a lone number is one level).
-RATES = Sequence(Interval(Real, 0, 100, closed="right"), scalar=(Real,), convert=_percent)
+RATES = Sequence(Interval(Real, 0, 100, closed="right"), scalar=(Real,), convert=whole_as_int)
 #: Pool depths, numbers of teams: positive integers, none repeated.
 POSITIVE_INTS = Sequence(Interval(Integral, 1), scalar=(Integral,), convert=int)
 DEPTH = Optional(Interval(Integral, 1))

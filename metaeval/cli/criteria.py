@@ -13,6 +13,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 
+from metaeval._validation import whole_as_int
 from metaeval._warnings import warn
 from metaeval.cli._common import (
     Format,
@@ -41,7 +42,7 @@ def _ints(text: str, option: str, example: str = "90,70,50") -> tuple[int | floa
         fail(f"{option} {text!r}: expected numbers separated by commas, e.g. {example}")
     if not values:
         fail(f"{option} {text!r} is empty: give numbers separated by commas, e.g. {example}")
-    return tuple(int(v) if v.is_integer() else v for v in values)
+    return tuple(whole_as_int(v) for v in values)
 
 
 def _statistics(values: list[str]) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 
+from metaeval._validation import whole_as_int
 from metaeval.cli._common import (
     Format,
     MeasuresOption,
@@ -152,8 +153,7 @@ def _at_level(names: list[str], level: float | None, levels) -> tuple[list, str]
 
     unstated = [name for name in names if states_no_level(name)]
     if level is not None:
-        # a whole level is the integer it is (-l 2 is 2, not 2.0)
-        level = int(level) if float(level).is_integer() else float(level)
+        level = whole_as_int(level)  # -l 2 is 2, not 2.0
         return [parse_measure(n).at_level(level) if n in unstated else n for n in names], ""
     if not unstated or len(levels) <= 2:
         return names, ""

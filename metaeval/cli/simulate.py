@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from metaeval._validation import whole_as_int
 from metaeval.cli._common import (
     QrelsArgument,
     RunsArgument,
@@ -227,7 +228,7 @@ def degrade(
     if method in ("stratified", "uniform"):
         if rate is None:
             fail(f"--rate is required for {method} (percent of judgments kept, e.g. 10)")
-        params["rates"] = (int(rate) if float(rate).is_integer() else rate,)
+        params["rates"] = (whole_as_int(rate),)
     elif method == "assessor_noise":
         if rate is None:
             fail("--rate is required for assessor_noise (probability of a grade change)")

@@ -31,6 +31,7 @@ from typing import ClassVar
 import numpy as np
 
 from metaeval._constraints import Boolean, Described, Distribution, Interval, OneOf, Optional
+from metaeval._validation import whole_as_int
 from metaeval.engine import EvalTensor
 from metaeval.measures._common import log2_discount, ranked_hits, ranks, safe_divide
 from metaeval.measures.base import Measure, MeasureValueError, register
@@ -90,7 +91,7 @@ def normalise_gains(owner: str, gains) -> GainsMap | None:
             or grade < 0
         ):
             raise refuse(f"keys must be grades, finite numbers >= 0, got {grade!r}")
-        grade = int(grade) if float(grade).is_integer() else float(grade)
+        grade = whole_as_int(grade)
         if (
             isinstance(gain, bool)
             or not isinstance(gain, (int, float, np.integer, np.floating))

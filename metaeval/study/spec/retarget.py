@@ -31,6 +31,7 @@ from typing import Any
 
 import tomli_w
 
+from metaeval._validation import whole_as_int
 from metaeval.study.spec.table import SpecError
 
 try:  # Python 3.11+
@@ -121,7 +122,7 @@ def parse_world_option(text: str, base: Path | None = None) -> WorldChange:
                 number = float(v)
             except ValueError:
                 raise SpecError(f"{label}: rel must be a number, got {v!r}") from None
-            table[k] = int(number) if number.is_integer() else number
+            table[k] = whole_as_int(number)
         elif k in _INTEGER_KEYS and v:
             try:
                 table[k] = int(v)

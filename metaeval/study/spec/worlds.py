@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from metaeval._validation import whole_as_int
 from metaeval.study.spec.model import ScoresWorld, SimWorld, TrecWorld, World
 from metaeval.study.spec.table import (
     SpecError,
@@ -69,7 +70,7 @@ def _level(value: int | float) -> int | float:
     that ``rel = 2.0`` is the world ``rel = 2`` is."""
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"must be a relevance level, a number > 0, got {value!r}")
-    return int(value) if float(value).is_integer() else float(value)
+    return whole_as_int(value)
 
 
 def _world(t: _Table, base: Path) -> World:
