@@ -13,6 +13,7 @@ from metaeval._validation import check_int, shown_ids
 from metaeval._warnings import warn
 from metaeval.aggregate import Aggregate, parse_aggregate
 from metaeval.data import Qrels, Run, RunSet, parse_ids, read_qrels, read_run, read_runs
+from metaeval.data.run import check_ties
 from metaeval.engine import EvalTensor
 from metaeval.engine.tensor import TOPIC_POLICIES
 from metaeval.measures import Measure, MeasureDict, parse_measure
@@ -238,8 +239,14 @@ def evaluate(
         trec_eval ``-c``) or is left out (``"skip"``: no per-topic row, not averaged). Topics
         a run answered that have no judgments cannot be evaluated and are left out with a
         warning, as trec_eval leaves them out.
-    ties : {"trec_eval", "input"}
-        How equal scores are ordered when runs are read here (see :class:`~metaeval.data.Run`).
+    ties : {"trec_eval", "input", "expected"}
+        How equal scores are ordered when runs are read here (see :class:`~metaeval.data.Run`):
+        by document id descending as trec_eval orders them, in the order given, or every order
+        at once: ``expected`` gives each measure's expected value over the orderings of each
+        group of tied documents (McSherry & Najork, ECIR 2008), so that runs differing only in
+        their document ids score the same. ``expected`` applies to runs given as objects too.
+        A measure without an expected value (see docs/methods.md) is refused where the order
+        of a group of tied documents matters.
     depth : int, optional
         Evaluate only the first ``depth`` documents of each list (trec_eval ``-M``).
     topics : str, path or list, optional
@@ -262,8 +269,12 @@ def evaluate(
     if depth is not None:
         # Longer than any list: no cut (and no integer overflow in the engine).
         depth = min(check_int("depth", depth, min=1), 2**31 - 1)
+    check_ties(ties)
+    runset = as_runset(runs, ties=ties)
+    if ties == "expected":
+        runset = RunSet(run.with_ties(ties) for run in runset)
     runset, judged, excluded = select(
-        as_runset(runs, ties=ties),
+        runset,
         as_qrels(qrels),
         topics=topics,
         run_names=run_names,

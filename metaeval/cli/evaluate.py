@@ -33,6 +33,7 @@ class Missing(str, Enum):
 class Ties(str, Enum):
     trec_eval = "trec_eval"
     input = "input"
+    expected = "expected"
 
 
 class EvalFormat(str, Enum):
@@ -80,7 +81,10 @@ def evaluate(
     ] = None,
     ties: Annotated[
         Ties,
-        typer.Option(help="Equal scores: trec_eval (docno descending) or input (file order)."),
+        typer.Option(
+            help="Equal scores: trec_eval (docno descending), input (file order), or expected "
+            "(each measure's mean over every order of the tied documents)."
+        ),
     ] = Ties.trec_eval,
     topics: TopicsOption = None,
     run_names: RunNamesOption = None,

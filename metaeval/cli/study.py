@@ -38,7 +38,8 @@ WorldOption = Annotated[
         metavar="ID=QRELS,RUNS",
         help="ID=QRELS,RUNS[,key=value...]: run the study with world ID's data replaced, "
         "its criteria and claims unchanged (keys: as=NEW_ID to rename it in the results and "
-        "the report, topics, run_names, rel, top_grades, depth, runs for more run files). "
+        "the report, topics, run_names, rel, top_grades, depth, ties, runs for more run "
+        "files). "
         "Repeatable.",
     ),
 ]

@@ -19,7 +19,7 @@ from metaeval.data._arrow import as_string_array
 from metaeval.data._parse import parse_table
 from metaeval.data.errors import TrecFormatError
 from metaeval.data.qrels import Qrels, encode_grades
-from metaeval.data.run import Run, RunSet, _check_ties
+from metaeval.data.run import Run, RunSet, check_ties
 
 PathLike = str | os.PathLike
 
@@ -60,7 +60,7 @@ def read_run(
     more than six fields is an error unless ``extra_fields="ignore"``, which drops the trailing
     fields as trec_eval does.
     """
-    _check_ties(ties)
+    check_ties(ties)
     return _make_run(_parse_run(path, name, extra_fields), ties)
 
 
@@ -178,7 +178,7 @@ def read_runs(
     The runs' document ids are interned together (:attr:`Run.interned`): one vocabulary for
     all, which makes their evaluation match each distinct id once.
     """
-    _check_ties(ties)
+    check_ties(ties)
     if isinstance(paths, (str, os.PathLike)):  # one path, not the characters of one
         paths = [paths]
     paths = [Path(p) for p in paths]

@@ -22,11 +22,14 @@ from metaeval.data.qrels import (
     _pick,
 )
 
-TIES = ("trec_eval", "input")
+#: How equal scores are ordered: trec_eval's document id order, the order given, or every
+#: order at once (``expected``: lists are held in trec_eval's order, and measures give the
+#: mean over all orderings of each group of tied documents).
+TIES = ("trec_eval", "input", "expected")
 _SCORE_ALIASES = ("score", "sim")
 
 
-def _check_ties(ties: str) -> None:
+def check_ties(ties: str) -> None:
     if ties not in TIES:
         raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
 
@@ -36,8 +39,10 @@ class Run:
 
     Documents are held in *ranking order*: per topic, by score descending, and for equal scores
     by document id descending (trec_eval's ``strcmp`` order; ``ties="trec_eval"``, the default)
-    or in the order they were given (``ties="input"``). The rank column of a TREC file is
-    ignored, as trec_eval ignores it (docs/methods.md §0, §6.0).
+    or in the order they were given (``ties="input"``). ``ties="expected"`` holds them in
+    trec_eval's order and asks every measure for its expected value over the orderings of the
+    tied documents (McSherry & Najork, ECIR 2008): see :meth:`tie_groups`. The rank column of
+    a TREC file is ignored, as trec_eval ignores it (docs/methods.md §0, §6.0).
 
     Build one with :func:`metaeval.read_run`, :meth:`from_df` or :meth:`from_dict`.
     """
@@ -54,7 +59,7 @@ class Run:
         _line_of=None,
         _interned: tuple[pa.Array, np.ndarray] | None = None,
     ):
-        _check_ties(ties)
+        check_ties(ties)
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         scores = np.asarray(scores, dtype=np.float64)
@@ -168,14 +173,49 @@ class Run:
             ``offsets[t]:offsets[t+1]`` is topic t's block of ``docs`` and ``scores``.
         docs : pyarrow string array
         scores : array of float
-        ties : {"trec_eval", "input"}
-            The order the lists are in (recorded, not applied).
+        ties : {"trec_eval", "input", "expected"}
+            The order the lists are in (recorded, not applied; ``expected`` lists are in
+            trec_eval's order).
 
         The caller guarantees the order and that no document repeats within a topic.
         """
         run = object.__new__(cls)
         run._set(name, ties, None, docs, scores, topics, offsets)
         return run
+
+    def tie_groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """The group of tied documents (equal scores, one ranked list) of every row.
+
+        Returns
+        -------
+        start, size : ndarray of int32, shape (len(self),)
+            The 0-based rank, in its list, of the first document of the row's group, and the
+            number of documents in the group (1 for a document whose score no other shares).
+        """
+        n = len(self._score)
+        opens = np.ones(n, dtype=bool)
+        opens[1:] = self._score[1:] != self._score[:-1]
+        opens[self._offsets[:-1]] = True  # every list opens a group
+        first = np.flatnonzero(opens)
+        group = np.cumsum(opens) - 1
+        sizes = np.diff(np.append(first, n))
+        list_start = np.repeat(self._offsets[:-1], np.diff(self._offsets))
+        return (first[group] - list_start).astype(np.int32), sizes[group].astype(np.int32)
+
+    def with_ties(self, ties: str) -> Run:
+        """This run under another tie policy. Its lists keep their order, except that
+        ``trec_eval`` or ``expected`` asked of an ``input`` run re-sorts them."""
+        check_ties(ties)
+        if ties == self.ties:
+            return self
+        if ties != "input" and self.ties == "input":
+            frame = self.to_df()
+            run = Run(self.name, frame["topic"], frame["doc"], frame["score"], ties=ties)
+            run.source = self.source
+            return run
+        new = self.renamed(self.name)
+        new.ties = ties
+        return new
 
     @staticmethod
     def _check_duplicates(topic_pos, ids, doc, order, name, source, line_of) -> None:
@@ -370,14 +410,14 @@ def _ranking_order(
     starts = np.concatenate([[0], np.flatnonzero(~same) + 1])
     if len(starts) != n_topics or not ((scores[1:] <= scores[:-1]) | ~same).all():
         keys = [("topic", "ascending"), ("score", "descending")]
-        if ties == "trec_eval":
+        if ties != "input":  # trec_eval's order, also that of "expected"
             keys.append(("doc", "descending"))
         table = pa.table({"topic": topic_pos, "score": scores, "doc": doc})
         order = pc.sort_indices(table, sort_keys=keys).to_numpy()
         return None if np.array_equal(order, np.arange(n)) else order
     order = None
     tied = np.flatnonzero(same & (scores[1:] == scores[:-1]))  # pairs (i, i + 1)
-    if ties == "trec_eval" and len(tied):
+    if ties != "input" and len(tied):
         first, second = doc.take(tied), doc.take(tied + 1)
         if not pc.all(pc.greater(first, second)).as_py():
             ascending = pc.all(pc.less(first, second)).as_py()

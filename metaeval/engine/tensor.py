@@ -140,6 +140,11 @@ class EvalTensor:
     entry_group, entry_rank, entry_row : ndarray of int32, shape (E,)
         The entries, every (run, topic, rank) whose document is in the qrels, in (run, topic,
         rank) order: group ``run * T + topic``, 0-based rank and qrels row.
+    ties : tuple of two ndarrays of int32, shape (E,), or None
+        For runs read with ``ties="expected"``: the group of tied documents (equal scores) of
+        every entry, as the 0-based rank of the group's first document and the group's size
+        (:meth:`~metaeval.data.Run.tie_groups`); measures then give their expected value over
+        the orderings of each group (:meth:`tied_entries`, :attr:`order_ties`). None otherwise.
     """
 
     runs: list[str]
@@ -157,11 +162,12 @@ class EvalTensor:
     qrels: Qrels | None = field(default=None, repr=False)
     path: str = "auto"
     levels: np.ndarray | None = field(default=None, repr=False)
+    ties: tuple | None = field(default=None, repr=False)
 
     def __post_init__(self):
         # Entries are shared by every view of a tensor and handed to measures without copies:
         # nothing may write to them.
-        for arr in self.given_entries or ():
+        for arr in (self.given_entries or ()) + (self.ties or ()):
             arr.flags.writeable = False
         if self.levels is None:
             levels = np.arange(self.n_grades, dtype=np.float64)  # integer grades: code = grade
@@ -275,6 +281,9 @@ class EvalTensor:
             # (run, topic, rank) order every measure relies on.
             order = np.lexsort((rank, group))
             group, rank, row = group[order], rank[order], row[order]
+        ties = None
+        if any(run.ties == "expected" for run in runs):
+            ties = _entry_ties(runs, group, rank, list_topic, list_keep, n_topics)
         return cls(
             runs=runs.names,
             topics=topics,
@@ -287,6 +296,7 @@ class EvalTensor:
             depth=max(int(lengths.max(initial=0)), 1),
             qrels=qrels,
             levels=qrels.levels,
+            ties=ties,
         )
 
     @classmethod
@@ -371,6 +381,18 @@ class EvalTensor:
             qrels=first.qrels,
             path=first.path,
             levels=first.levels,
+            ties=None
+            if all(t.ties is None for t in tensors)
+            else tuple(
+                np.concatenate(part)
+                for part in zip(
+                    *(
+                        t.ties
+                        or (t.entry_rank.astype(np.int32), np.ones(t.n_entries, dtype=np.int32))
+                        for t in tensors
+                    )
+                )
+            ),
         )
 
     def _derived(self, **changes) -> EvalTensor:
@@ -479,15 +501,59 @@ class EvalTensor:
         return codes
 
     @cached_property
-    def _current(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _kept(self) -> np.ndarray | None:
+        """The entries measures read (positions), or None for all of them."""
         codes = self.entry_codes
         removed = int(np.count_nonzero(codes == UNPOOLED))
         # Judgments removed by a degrader leave entries that no measure reads; past a quarter
         # of them, one filtering pass costs less than every measure skipping them.
         if 4 * removed < len(codes):
+            return None
+        return np.flatnonzero(codes != UNPOOLED)
+
+    @cached_property
+    def _current(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        keep, codes = self._kept, self.entry_codes
+        if keep is None:
             return self.entry_group, self.entry_rank, codes
-        keep = np.flatnonzero(codes != UNPOOLED)
         return self.entry_group[keep], self.entry_rank[keep], codes[keep]
+
+    def tied_entries(self) -> tuple[np.ndarray, ...]:
+        """(group, rank, code, tie start, tie size) of the entries under the current
+        judgments: :meth:`entries` and, for each, its group of tied documents (see
+        :attr:`ties`; every entry alone in its group when the runs were not read with
+        ``ties="expected"``)."""
+        group, rank, codes = self._current
+        if self.ties is None:
+            return group, rank, codes, rank, np.ones(len(rank), dtype=np.int32)
+        start, size = self.ties
+        if self._kept is not None:
+            start, size = start[self._kept], size[self._kept]
+        return group, rank, codes, start, size
+
+    @cached_property
+    def order_ties(self) -> bool:
+        """Whether the order of some group of tied documents changes what a measure sees.
+
+        True when a group (see :attr:`ties`) holds two documents of different codes: two
+        grades, or a judged document and one outside the qrels. Measures without an expected
+        value over the orderings are refused only then.
+        """
+        if self.ties is None:
+            return False
+        group, _, codes, start, size = self.tied_entries()
+        tied = np.flatnonzero(size > 1)
+        if not len(tied):
+            return False
+        group, start, size, codes = group[tied], start[tied], size[tied], codes[tied]
+        opens = np.ones(len(tied), dtype=bool)
+        opens[1:] = (group[1:] != group[:-1]) | (start[1:] != start[:-1])
+        first = np.flatnonzero(opens)
+        low = np.minimum.reduceat(codes, first)
+        high = np.maximum.reduceat(codes, first)
+        # Members that are not entries are outside the qrels: they read UNPOOLED.
+        partial = np.diff(np.append(first, len(tied))) < size[first]
+        return bool(((low != high) | (partial & (high != UNPOOLED))).any())
 
     def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(group, rank, code) of the entries under the current judgments, in (run, topic,
@@ -618,11 +684,22 @@ class EvalTensor:
         start = np.cumsum(sizes) - sizes
         rank = (np.arange(len(judged)) - start[group]).astype(np.int32)
         lengths = sizes.reshape(self.n_runs, self.n_topics).astype(np.int32)
+        ties = None
+        if self.ties is not None:
+            # A group of tied documents keeps its judged members, in the condensed ranks.
+            old = self.ties[0][judged]
+            opens = np.ones(len(judged), dtype=bool)
+            opens[1:] = (group[1:] != group[:-1]) | (old[1:] != old[:-1])
+            first = np.flatnonzero(opens)
+            block = np.cumsum(opens) - 1
+            sizes_of = np.diff(np.append(first, len(judged))).astype(np.int32)
+            ties = (rank[first][block], sizes_of[block])
         view = self._derived(
             lengths=lengths,
             given_entries=(group, rank, self.entry_row[judged]),
             depth=max(int(lengths.max(initial=0)), 1),
             judged_only=True,
+            ties=ties,
         )
         view.__dict__["entry_codes"] = self.entry_codes[judged]
         return view
@@ -650,9 +727,11 @@ _CACHED = (
     "entry_codes",
     "grade_counts",
     "n_entries",
+    "order_ties",
     "_condensed",
     "_current",
     "_entries",
+    "_kept",
 )
 
 
@@ -674,6 +753,51 @@ def group_sizes(group: np.ndarray, n_groups: int) -> np.ndarray:
     of a bincount's pass over every element.
     """
     return np.diff(np.searchsorted(group, np.arange(n_groups + 1, dtype=group.dtype)))
+
+
+def _entry_ties(
+    runs: RunSet,
+    group: np.ndarray,
+    rank: np.ndarray,
+    list_topic: list,
+    list_keep: list,
+    n_topics: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(start, size) of the group of tied documents of every entry (:attr:`EvalTensor.ties`):
+    from :meth:`~metaeval.data.Run.tie_groups` for runs read with ``ties="expected"``, the
+    entry alone for the others.
+
+    Raises
+    ------
+    ValueError
+        When a depth cut splits a group of tied documents: which of them are kept would
+        depend on an order the expected value averages over.
+    """
+    start, size = rank.astype(np.int32), np.ones(len(rank), dtype=np.int32)
+    for s, run in enumerate(runs):
+        if run.ties != "expected":
+            continue
+        run_start, run_size = run.tie_groups()
+        keep = list_keep[s]
+        cut = np.flatnonzero((keep > 0) & (keep < np.diff(run.offsets)))
+        last = run.offsets[cut] + keep[cut] - 1  # the last row kept of each cut list
+        split = run_start[last] + run_size[last] > keep[cut]
+        if split.any():
+            i = cut[np.argmax(split)]
+            raise ValueError(
+                f"run {run.name!r}, topic {run.topics[i]!r}: the depth cut at {keep[i]} "
+                "splits a group of tied documents; ties='expected' needs whole groups (cut "
+                "deeper, or order ties by trec_eval or input)"
+            )
+        a, b = np.searchsorted(group, [s * n_topics, (s + 1) * n_topics])
+        if a == b:
+            continue
+        which = np.full(n_topics, -1)
+        known = list_topic[s] >= 0
+        which[list_topic[s][known]] = np.flatnonzero(known)
+        rows = run.offsets[which[group[a:b] - s * n_topics]] + rank[a:b]
+        start[a:b], size[a:b] = run_start[rows], run_size[rows]
+    return start, size
 
 
 def _group_dtype(n_runs: int, n_topics: int):

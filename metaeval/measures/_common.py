@@ -155,6 +155,123 @@ class RankedHits:
         return np.bincount(self.group, weights=values, minlength=n).reshape(self.shape)
 
 
+class TiedHits(RankedHits):
+    """:class:`RankedHits` that also know their group of tied documents (:func:`tied_hits`).
+
+    A tie group is the ``tie_size`` documents of equal score from 0-based rank ``tie_start``
+    of a list; every ordering of them is equally likely. For a hit, ``tie_hits`` (m) counts
+    the hits of its tie group and ``hits_before`` (B) those of the earlier groups of its list.
+
+    Attributes
+    ----------
+    tie_start, tie_size : ndarray of int
+        Rank of the first document of each hit's tie group, and the group's size (a, n).
+    """
+
+    tie_start: np.ndarray
+    tie_size: np.ndarray
+
+    @cached_property
+    def tie_layout(self) -> tuple[np.ndarray, np.ndarray]:
+        """(first, block): the position of the first hit of every tie group that has hits,
+        and the index of each hit's group among them."""
+        opens = np.ones(len(self.group), dtype=bool)
+        opens[1:] = (self.group[1:] != self.group[:-1]) | (
+            self.tie_start[1:] != self.tie_start[:-1]
+        )
+        return np.flatnonzero(opens), np.cumsum(opens) - 1
+
+    @property
+    def tie_first(self) -> np.ndarray:
+        """Position (in the flat arrays) of the first hit of each hit's tie group."""
+        first, block = self.tie_layout
+        return first[block]
+
+    @property
+    def tie_blocks(self) -> np.ndarray:
+        """Position of the first hit of every tie group that has hits (one per group)."""
+        return self.tie_layout[0]
+
+    def tie_total(self, values: np.ndarray) -> np.ndarray:
+        """Per hit, the sum of ``values`` over the hits of its tie group."""
+        first, block = self.tie_layout
+        return np.bincount(block, weights=values, minlength=len(first))[block]
+
+    def before_tie(self, values: np.ndarray) -> np.ndarray:
+        """Per hit, the sum of ``values`` over the hits of its list in earlier tie groups."""
+        values = np.asarray(values)
+        first = self.tie_first
+        return self.cumsum(values)[first] - values[first]
+
+    @cached_property
+    def tie_hits(self) -> np.ndarray:
+        """m: the hits in each hit's tie group."""
+        return self.tie_total(np.ones(len(self.group)))
+
+    @cached_property
+    def hits_before(self) -> np.ndarray:
+        """B: the hits of the list in tie groups before each hit's."""
+        return (self.tie_first - self.start).astype(np.float64)
+
+    def inside(self, cutoff=None) -> np.ndarray:
+        """J: how many positions of each hit's tie group lie within ``cutoff`` (a number,
+        one per hit, or None for the whole list), as int64."""
+        size = self.tie_size.astype(np.int64)
+        if cutoff is None:
+            return size
+        return np.clip(np.asarray(cutoff, dtype=np.int64) - self.tie_start, 0, size)
+
+    def mean_weight(self, cumulative: np.ndarray, cutoff=None) -> np.ndarray:
+        """The mean over each hit's tie group of a rank weight w (0 past ``cutoff``): the
+        expected weight of a document of the group. ``cumulative[x]`` is the sum of w over
+        the 0-based ranks below x (:func:`cumulative`)."""
+        a = self.tie_start
+        return (cumulative[a + self.inside(cutoff)] - cumulative[a]) / self.tie_size
+
+
+def log_none(size, hits, slots) -> np.ndarray:
+    """log P(none of ``hits`` documents of a tie group of ``size`` falls in its first
+    ``slots`` positions) = log C(size - hits, slots) - log C(size, slots), -inf when
+    ``slots > size - hits`` (the hypergeometric probability of no success)."""
+    from scipy.special import gammaln  # imported here: plain evaluations never need scipy
+
+    size, hits, slots = (np.asarray(x, dtype=np.float64) for x in (size, hits, slots))
+    rest = size - hits
+    possible = rest >= slots
+    rest = np.where(possible, rest, slots)  # any valid argument: masked below
+    value = (
+        gammaln(rest + 1)
+        - gammaln(rest - slots + 1)
+        - gammaln(size + 1)
+        + gammaln(size - slots + 1)
+    )
+    return np.where(possible, value, -np.inf)
+
+
+def tied_hits(tensor: EvalTensor, select, cutoff: int | None = None) -> TiedHits:
+    """The entries whose code passes ``select`` and whose tie group starts within ``cutoff``.
+
+    The expected-value counterpart of :func:`ranked_hits` for runs read with
+    ``ties="expected"`` (:attr:`EvalTensor.ties`): a group that straddles the cutoff has
+    documents on both sides of it in some orderings, so its hits are kept whatever their rank
+    in trec_eval's order; :meth:`TiedHits.inside` says how much of the group the cutoff holds.
+    ``select`` must reject :data:`~metaeval.engine.UNPOOLED` (hits are entries).
+    """
+    group, rank, codes, start, size = tensor.tied_entries()
+    mask = select(codes)
+    if cutoff is not None:
+        mask = mask & (start < cutoff)
+    at = np.flatnonzero(mask)
+    hits = TiedHits.from_entries(tensor, (group, rank, codes), mask, tensor.depth)
+    hits.tie_start, hits.tie_size = start[at], size[at]
+    return hits
+
+
+def cumulative(weights: np.ndarray) -> np.ndarray:
+    """[0, w0, w0 + w1, ...]: the sum of ``weights`` over the ranks below each x."""
+    return np.concatenate([[0.0], np.cumsum(weights)])
+
+
 def ranked_hits(tensor: EvalTensor, select, cutoff: int | None = None) -> RankedHits:
     """The ranks within the first ``cutoff`` (all when None) whose code passes ``select``.
 

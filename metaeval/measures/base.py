@@ -115,6 +115,9 @@ class Measure:
     #: One-line formula and the paper, shown by ``metaeval measures``.
     formula: ClassVar[str] = ""
     reference: ClassVar[str] = ""
+    #: True when the measure does not depend on the order of a list (num_ret): its value is
+    #: also its expected value over tied orderings.
+    order_free: ClassVar[bool] = False
     #: Values for the parameters that have no default (besides a required cutoff, 5): what
     #: :meth:`example` builds, for tests and listings that make one of every measure.
     example_params: ClassVar[dict] = {}
@@ -182,6 +185,15 @@ class Measure:
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         raise NotImplementedError
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        """The (S, T) expected value over the orderings of every group of tied documents
+        (runs read with ``ties="expected"``; :func:`~metaeval.measures._common.tied_hits`).
+        Measures that have it override this."""
+        raise MeasureValueError(
+            f"{self}: its expected value over tied orderings is not available; "
+            "order ties by trec_eval or input"
+        )
+
     def compute(self, tensor: EvalTensor) -> np.ndarray:
         """Per-topic scores, an (S, T) float array, for every run and topic of ``tensor``.
 
@@ -208,8 +220,10 @@ class Measure:
                 f"({_format_value(top)}): no document is relevant, every score is 0"
             )
         view = tensor.condensed() if self.judged_only else tensor
+        # Over tied orderings only where one changes the list; the others are all trec_eval's.
+        compute = self._expected if view.order_ties and not self.order_free else self._compute
         try:
-            values = np.asarray(self._compute(view), dtype=np.float64)
+            values = np.asarray(compute(view), dtype=np.float64)
         except MeasureError:
             raise  # a measure computed inside this one failed, and says which
         except (ValueError, TypeError) as err:

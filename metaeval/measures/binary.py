@@ -19,7 +19,17 @@ import numpy as np
 
 from metaeval._constraints import Described, Interval, Level, OneOf, Optional, Sequence
 from metaeval.engine import UNJUDGED, UNPOOLED, EvalTensor
-from metaeval.measures._common import RankedHits, group_sizes, ranked_hits, safe_divide
+from metaeval.measures._common import (
+    RankedHits,
+    TiedHits,
+    cumulative,
+    group_sizes,
+    log_none,
+    ranked_hits,
+    ranks,
+    safe_divide,
+    tied_hits,
+)
 from metaeval.measures.base import Measure, MeasureValueError, register
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
@@ -45,6 +55,11 @@ class BinaryMeasure(Measure):
         """
         lowest = tensor.code_at_least(self.rel)  # >= 1, as rel > 0 = levels[0]
         return ranked_hits(tensor, lambda codes: codes >= lowest, cutoff)
+
+    def tied_relevant(self, tensor: EvalTensor, cutoff: int | None = None) -> TiedHits:
+        """:meth:`relevant_hits` with their groups of tied documents (``ties="expected"``)."""
+        lowest = tensor.code_at_least(self.rel)
+        return tied_hits(tensor, lambda codes: codes >= lowest, cutoff)
 
     def per_topic(self, tensor: EvalTensor, hits: RankedHits, terms: np.ndarray) -> np.ndarray:
         """(S, T) sum of ``terms`` over ``hits``, divided by R (0 when R = 0)."""
@@ -73,6 +88,20 @@ class AP(BinaryMeasure):
         # The n-th relevant document of a list contributes n / rank.
         return self.per_topic(tensor, hits, hits.count / hits.rank)
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # A relevant document of a tie group (first rank a + 1, size n, m relevant, B relevant
+        # before it) is at each of its n positions j with probability 1/n, and then has
+        # j (m - 1)/(n - 1) of the other m - 1 above it: E[C(r)/r] is
+        # (1/n) sum_{j<J} (B + 1 + j (m - 1)/(n - 1)) / (a + j + 1), J its positions within
+        # the cutoff; the sums over j are differences of harmonic numbers.
+        hits = self.tied_relevant(tensor, self.cutoff)
+        a, n, inside = hits.tie_start, hits.tie_size, hits.inside(self.cutoff)
+        harmonic = cumulative(1.0 / ranks(tensor.depth))
+        step = harmonic[a + inside] - harmonic[a]
+        others = safe_divide(hits.tie_hits - 1.0, n - 1.0)
+        terms = ((hits.hits_before + 1.0) * step + others * (inside - (a + 1.0) * step)) / n
+        return self.per_topic(tensor, hits, terms)
+
 
 @register
 @dataclass(frozen=True, kw_only=True)
@@ -92,6 +121,11 @@ class P(BinaryMeasure):
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         return self.relevant_hits(tensor, self.cutoff).counts() / float(self.cutoff)
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # A relevant document of a tie group is within the top k in J of its n positions.
+        hits = self.tied_relevant(tensor, self.cutoff)
+        return hits.total(hits.inside(self.cutoff) / hits.tie_size) / float(self.cutoff)
+
 
 @register
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +140,11 @@ class Rprec(BinaryMeasure):
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         hits = self.relevant_hits(tensor)
         return self.per_topic(tensor, hits, hits.rank <= tensor.n_relevant(self.rel)[hits.topic])
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        hits = self.tied_relevant(tensor)
+        inside = hits.inside(tensor.n_relevant(self.rel)[hits.topic])
+        return self.per_topic(tensor, hits, inside / hits.tie_size)
 
 
 @register(aliases=("MRR", "recip_rank"))
@@ -126,6 +165,30 @@ class RR(BinaryMeasure):
         out[groups] = 1.0 / (hits.rank0[first] + 1.0)
         return out.reshape(tensor.n_runs, tensor.n_topics)
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # The first relevant document is in the first tie group that holds one (rank a + 1,
+        # size n, m relevant), at its x-th position with probability
+        # C(n - x, m - 1) / C(n, m), x = 1 .. n - m + 1 (and within the cutoff).
+        hits = self.tied_relevant(tensor, self.cutoff)
+        groups, first = hits.first()
+        a = hits.tie_start[first].astype(np.int64)
+        n, m = hits.tie_size[first].astype(np.int64), hits.tie_hits[first].astype(np.int64)
+        last = n - m + 1
+        if self.cutoff is not None:
+            last = np.minimum(last, self.cutoff - a)
+        owner = np.repeat(np.arange(len(groups)), last)
+        opens = np.cumsum(last) - last
+        x = np.arange(len(owner)) - np.repeat(opens, last) + 1
+        n, m, a = n[owner], m[owner], a[owner]
+        # P(x = 1) = m / n, and P(x + 1) / P(x) = (n - m - x + 1) / (n - x): a running sum
+        # of logs within each group's stretch of x.
+        step = np.where(x == 1, np.log(m / n), np.log((n - m - x + 2) / (n - x + 1)))
+        total = np.cumsum(step)
+        chance = np.exp(total - np.repeat(total[opens] - step[opens], last))
+        out = np.zeros(tensor.n_runs * tensor.n_topics)
+        out[groups] = np.bincount(owner, weights=chance / (a + x), minlength=len(groups))
+        return out.reshape(tensor.n_runs, tensor.n_topics)
+
 
 @register(aliases=("recall",))
 @dataclass(frozen=True, kw_only=True)
@@ -143,6 +206,10 @@ class R(BinaryMeasure):
         hits = self.relevant_hits(tensor, self.cutoff)
         return self.per_topic(tensor, hits, np.ones(len(hits.rank)))
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        hits = self.tied_relevant(tensor, self.cutoff)
+        return self.per_topic(tensor, hits, hits.inside(self.cutoff) / hits.tie_size)
+
 
 @register
 @dataclass(frozen=True, kw_only=True)
@@ -158,6 +225,17 @@ class Success(BinaryMeasure):
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         return (self.relevant_hits(tensor, self.cutoff).counts() > 0).astype(np.float64)
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # Fails only when every tie group starting above k keeps its m relevant documents
+        # out of its J positions within the top k (hypergeometric, independent groups).
+        hits = self.tied_relevant(tensor, self.cutoff)
+        at = hits.tie_blocks
+        log_fail = log_none(hits.tie_size[at], hits.tie_hits[at], hits.inside(self.cutoff)[at])
+        n = tensor.n_runs * tensor.n_topics
+        # a sure success is a log failure of -inf, and exp(-inf) = 0
+        fail = np.exp(np.bincount(hits.group[at], weights=log_fail, minlength=n))
+        return (1.0 - fail).reshape(tensor.n_runs, tensor.n_topics)
 
 
 @register(aliases=("bpref",))
@@ -180,6 +258,13 @@ class Bpref(BinaryMeasure):
         n_rel = tensor.n_relevant(self.rel)[topic]
         n_non = tensor.n_nonrelevant(self.rel)[topic]
         terms = 1.0 - safe_divide(np.minimum(above, n_rel), np.minimum(n_non, n_rel))
+        return _bpref_total(tensor, group, terms, self.rel)
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        group, topic, above, tied = _bpref_tied_parts(tensor, self.rel)
+        n_rel = tensor.n_relevant(self.rel)[topic]
+        n_non = tensor.n_nonrelevant(self.rel)[topic]
+        terms = 1.0 - safe_divide(_mean_capped(above, tied, n_rel), np.minimum(n_non, n_rel))
         return _bpref_total(tensor, group, terms, self.rel)
 
 
@@ -239,6 +324,33 @@ def _bpref_parts(tensor: EvalTensor, rel_level: float):
     return rel_group, rel_group % tensor.n_topics, (judged_above - rel_above).astype(np.float64)
 
 
+def _bpref_tied_parts(tensor: EvalTensor, rel_level: float):
+    """:func:`_bpref_parts` over tied orderings: at every retrieved relevant document, its
+    group and topic, the judged non-relevant documents of its list in earlier tie groups
+    (c), and those of its own tie group (z). Unjudged documents are skipped, so the relevant
+    document's place among the z is uniform: z_r = c + kappa, kappa uniform on 0 .. z."""
+    judged = tied_hits(tensor, lambda codes: codes >= 0)
+    nonrel = (judged.grade < tensor.code_at_least(rel_level)).astype(np.int64)
+    at = np.flatnonzero(nonrel == 0)
+    before = judged.before_tie(nonrel)[at].astype(np.float64)
+    group = judged.group[at]
+    return group, group % tensor.n_topics, before, judged.tie_total(nonrel)[at]
+
+
+def _mean_capped(low: np.ndarray, spread: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """The mean of min(v, cap) over the integers v = low .. low + spread.
+
+    With S(x) = sum_{v=0}^{x} min(v, cap) = x (x + 1)/2 up to cap, then cap (cap + 1)/2 +
+    (x - cap) cap, the mean is (S(low + spread) - S(low - 1)) / (spread + 1).
+    """
+    cap = np.asarray(cap, dtype=np.float64)
+
+    def upto(x):
+        return np.where(x <= cap, x * (x + 1.0) / 2.0, cap * (cap + 1.0) / 2.0 + (x - cap) * cap)
+
+    return (upto(low + spread) - upto(low - 1.0)) / (spread + 1.0)
+
+
 def _bpref_total(tensor: EvalTensor, group: np.ndarray, terms: np.ndarray, rel_level: float):
     sums = np.bincount(group, weights=terms, minlength=tensor.n_runs * tensor.n_topics)
     return safe_divide(
@@ -267,6 +379,12 @@ class Bpref_R(BinaryMeasure):
         terms = 1.0 - safe_divide(np.minimum(above, n_rel), n_rel)
         return _bpref_total(tensor, group, terms, self.rel)
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        group, topic, above, tied = _bpref_tied_parts(tensor, self.rel)
+        n_rel = tensor.n_relevant(self.rel)[topic]
+        terms = 1.0 - safe_divide(_mean_capped(above, tied, n_rel), n_rel)
+        return _bpref_total(tensor, group, terms, self.rel)
+
 
 @register(aliases=("bpref_N",))
 @dataclass(frozen=True, kw_only=True)
@@ -286,6 +404,11 @@ class Bpref_N(BinaryMeasure):
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         group, topic, above = _bpref_parts(tensor, self.rel)
         terms = 1.0 - safe_divide(above, tensor.n_nonrelevant(self.rel)[topic])
+        return _bpref_total(tensor, group, terms, self.rel)
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        group, topic, above, tied = _bpref_tied_parts(tensor, self.rel)
+        terms = 1.0 - safe_divide(above + tied / 2.0, tensor.n_nonrelevant(self.rel)[topic])
         return _bpref_total(tensor, group, terms, self.rel)
 
 

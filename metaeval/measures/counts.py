@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metaeval.engine import EvalTensor
-from metaeval.measures._common import ranked_hits
+from metaeval.measures._common import ranked_hits, tied_hits
 from metaeval.measures.base import Measure, register
 from metaeval.measures.binary import BinaryMeasure
 
@@ -20,6 +20,7 @@ class NumRet(Measure):
     """Number of documents retrieved for the topic (trec_eval ``num_ret``)."""
 
     name = "NumRet"
+    order_free = True
     bounds = _COUNT
     formula = "|ranked list|"
     reference = "trec_eval num_ret"
@@ -34,6 +35,7 @@ class NumRel(BinaryMeasure):
     """Number of judged documents with grade >= rel for the topic (trec_eval ``num_rel``)."""
 
     name = "NumRel"
+    order_free = True
     bounds = _COUNT
     formula = "R = |{d : grade(d) >= rel}|"
     reference = "trec_eval num_rel"
@@ -49,6 +51,7 @@ class NumRelRet(BinaryMeasure):
     """Number of relevant documents retrieved (trec_eval ``num_rel_ret``)."""
 
     name = "NumRelRet"
+    order_free = True
     bounds = _COUNT
     formula = "C(|list|)"
     reference = "trec_eval num_rel_ret"
@@ -82,6 +85,9 @@ class Judged(Measure):
         judged = ranked_hits(tensor, lambda codes: codes >= 0, self.cutoff)
         return judged.counts() / float(self.cutoff)
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        return _expected_judged(tensor, self.cutoff) / float(self.cutoff)
+
 
 @register(aliases=("unj",))
 @dataclass(frozen=True, kw_only=True)
@@ -114,3 +120,14 @@ class Unjudged(Measure):
         judged = ranked_hits(tensor, lambda codes: codes >= 0, self.cutoff).counts()
         seen = np.minimum(tensor.lengths, self.cutoff)
         return (seen - judged) / float(self.cutoff)
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        seen = np.minimum(tensor.lengths, self.cutoff)
+        return (seen - _expected_judged(tensor, self.cutoff)) / float(self.cutoff)
+
+
+def _expected_judged(tensor: EvalTensor, cutoff: int) -> np.ndarray:
+    """(S, T) expected number of judged documents in the top ``cutoff`` over tied orderings:
+    a judged document of a tie group is there in J of its n positions."""
+    hits = tied_hits(tensor, lambda codes: codes >= 0, cutoff)
+    return hits.total(hits.inside(cutoff) / hits.tie_size)

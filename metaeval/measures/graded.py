@@ -33,7 +33,15 @@ import numpy as np
 from metaeval._constraints import Boolean, Described, Distribution, Interval, OneOf, Optional
 from metaeval._validation import whole_as_int
 from metaeval.engine import EvalTensor
-from metaeval.measures._common import log2_discount, ranked_hits, ranks, safe_divide
+from metaeval.measures._common import (
+    cumulative,
+    log2_discount,
+    log_none,
+    ranked_hits,
+    ranks,
+    safe_divide,
+    tied_hits,
+)
 from metaeval.measures.base import Measure, MeasureValueError, register
 from metaeval.measures.binary import BinaryMeasure
 
@@ -319,9 +327,19 @@ class nDCG(GainMeasure):
         # Only ranks with a positive gain add to the DCG, usually a small share of the list.
         hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
         dcg = hits.total(gains[hits.grade] * self.weights(hits.depth)[hits.rank0])
+        return safe_divide(dcg, self._ideal(tensor, gains)[None, :])
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # A document's expected discount is the mean discount of its tie group's ranks.
+        gains = self.gain_values(tensor.levels)
+        hits = tied_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
+        discount = hits.mean_weight(cumulative(self.weights(tensor.depth)), self.cutoff)
+        dcg = hits.total(gains[hits.grade] * discount)
+        return safe_divide(dcg, self._ideal(tensor, gains)[None, :])
+
+    def _ideal(self, tensor: EvalTensor, gains: np.ndarray) -> np.ndarray:
         depth = ideal_depth(tensor, self.cutoff)
-        ideal = ideal_dcg(tensor.grade_counts, gains, self.weights(depth), self.cutoff)
-        return safe_divide(dcg, ideal[None, :])
+        return ideal_dcg(tensor.grade_counts, gains, self.weights(depth), self.cutoff)
 
 
 @register(aliases=("ncg",))
@@ -347,11 +365,17 @@ class nCG(GainMeasure):
         gains = self.gain_values(tensor.levels)
         # Ranks of gain 0 add nothing: sum over the positive-gain ranks alone.
         hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
-        cg = hits.total(gains[hits.grade])
-        ideal = ideal_dcg(
-            tensor.grade_counts, gains, np.ones(ideal_depth(tensor, self.cutoff)), self.cutoff
-        )
-        return safe_divide(cg, ideal[None, :])
+        return safe_divide(hits.total(gains[hits.grade]), self._ideal(tensor, gains)[None, :])
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        gains = self.gain_values(tensor.levels)
+        hits = tied_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
+        cg = hits.total(gains[hits.grade] * hits.inside(self.cutoff) / hits.tie_size)
+        return safe_divide(cg, self._ideal(tensor, gains)[None, :])
+
+    def _ideal(self, tensor: EvalTensor, gains: np.ndarray) -> np.ndarray:
+        depth = ideal_depth(tensor, self.cutoff)
+        return ideal_dcg(tensor.grade_counts, gains, np.ones(depth), self.cutoff)
 
 
 # ---------------------------------------------------------------------------- Q-measure
@@ -415,20 +439,54 @@ class Q(GainMeasure, BinaryMeasure):
         object.__setattr__(self, "beta", float(self.beta))
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        gains = self.gain_values(tensor.levels)
-        lowest = tensor.code_at_least(self.rel)  # the lowest relevant grade code
-        gains[:lowest] = 0.0
+        gains = self.relevant_gains(tensor)
         # Only relevant ranks add a term, and only they have a gain: C(r) and CG(r) at those
         # ranks are cumulative sums over the relevant ranks alone.
         hits = self.relevant_hits(tensor, self.cutoff)
-        depth = hits.depth
         count = hits.cumsum(np.ones(len(hits.rank), dtype=np.int64))
         cg = hits.cumsum(gains[hits.grade])
-        relevant_grades = np.arange(lowest, tensor.n_grades)
-        ideal = ideal_per_rank(tensor.grade_counts, gains, depth, relevant_grades)
-        # The ideal cumulative gain stops growing after rank R: that is the CG*(R) padding.
-        cg_ideal = np.cumsum(ideal, axis=1)[hits.topic, hits.rank0]
+        cg_ideal = self.ideal_cumulative(tensor, gains, hits.depth)[hits.topic, hits.rank0]
         total = hits.total((count + self.beta * cg) / (hits.rank + self.beta * cg_ideal))
+        return self.per_relevant(tensor, total)
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # At position j of its tie group (rank a + j + 1, size n), a relevant document of gain
+        # g has E[C(r) + beta CG(r)] = B + 1 + beta (CG_B + g) + j ((m - 1) + beta (G - g))/(n - 1)
+        # (B, CG_B: relevant documents and gain of earlier groups; m, G: of its group), over a
+        # denominator r + beta CG*(r) fixed by the rank: sums over j of 1/D and of rank/D.
+        gains = self.relevant_gains(tensor)
+        hits = self.tied_relevant(tensor, self.cutoff)
+        g = gains[hits.grade]
+        a, n = hits.tie_start.astype(np.int64), hits.tie_size.astype(np.float64)
+        inside = hits.inside(self.cutoff)
+        rank0 = np.arange(tensor.depth, dtype=np.float64)
+        den = rank0 + 1.0 + self.beta * self.ideal_cumulative(tensor, gains, tensor.depth)
+        by_rank = np.concatenate([np.zeros((tensor.n_topics, 1)), np.cumsum(1.0 / den, axis=1)], 1)
+        by_rank0 = np.concatenate(
+            [np.zeros((tensor.n_topics, 1)), np.cumsum(rank0 / den, axis=1)], 1
+        )
+        t = hits.topic
+        inverse = by_rank[t, a + inside] - by_rank[t, a]
+        position = by_rank0[t, a + inside] - by_rank0[t, a] - a * inverse  # sum of j / D
+        level = hits.hits_before + 1.0 + self.beta * (hits.before_tie(g) + g)
+        slope = safe_divide(hits.tie_hits - 1.0 + self.beta * (hits.tie_total(g) - g), n - 1.0)
+        return self.per_relevant(tensor, hits.total((level * inverse + slope * position) / n))
+
+    def relevant_gains(self, tensor: EvalTensor) -> np.ndarray:
+        """Gain of every grade code, 0 below the relevance level."""
+        gains = self.gain_values(tensor.levels)
+        gains[: tensor.code_at_least(self.rel)] = 0.0
+        return gains
+
+    def ideal_cumulative(self, tensor: EvalTensor, gains: np.ndarray, depth: int) -> np.ndarray:
+        """(T, depth) CG*(r) of every topic's ideal list of relevant documents; it stops
+        growing after rank R (the CG*(R) padding)."""
+        relevant_grades = np.arange(tensor.code_at_least(self.rel), tensor.n_grades)
+        ideal = ideal_per_rank(tensor.grade_counts, gains, depth, relevant_grades)
+        return np.cumsum(ideal, axis=1)
+
+    def per_relevant(self, tensor: EvalTensor, total: np.ndarray) -> np.ndarray:
+        """``total`` divided by R (by min(R, k) with a cutoff), 0 when R = 0."""
         n_rel = tensor.n_relevant(self.rel)
         if self.cutoff is not None:
             n_rel = np.minimum(n_rel, self.cutoff)
@@ -531,6 +589,18 @@ class RBP(Measure):
             values = values / self.topic_divisors(tensor)[None, :]
         return values
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        if self.normalise == "topic":
+            gains = gain_table(tensor.levels, "linear", self.gains)
+        else:
+            gains = self.gain_values(tensor.levels)
+        hits = tied_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
+        weight = hits.mean_weight(_rbp_cumulative(self.p, tensor.depth), self.cutoff)
+        values = hits.total(gains[hits.grade] * weight)
+        if self.normalise == "topic":
+            values = values / self.topic_divisors(tensor)[None, :]
+        return values
+
 
 @register(aliases=("RBP.resid", "RBPResid"))
 @dataclass(frozen=True, kw_only=True)
@@ -589,6 +659,29 @@ class RBP_resid(Measure):
         seen = tensor.lengths if self.cutoff is None else np.minimum(tensor.lengths, self.cutoff)
         return np.where(seen > hits.counts(), 1.0 - judged, 0.0)
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        hits = tied_hits(tensor, lambda codes: codes >= 0, self.cutoff)
+        judged = hits.total(hits.mean_weight(_rbp_cumulative(self.p, tensor.depth), self.cutoff))
+        if self.tail_if_judged:
+            return 1.0 - judged
+        # 0 when the first d ranks are all judged, which they are (leaving 1 - judged weight
+        # = p^d) only if every tie group within them puts judged documents on all its J
+        # positions there: the expected value is E[1 - judged weight] - P(all judged) p^d.
+        seen = tensor.lengths if self.cutoff is None else np.minimum(tensor.lengths, self.cutoff)
+        at = hits.tie_blocks
+        inside = hits.inside(seen.reshape(-1)[hits.group])[at]
+        n = tensor.n_runs * tensor.n_topics
+        covered = np.bincount(hits.group[at], weights=inside, minlength=n).reshape(seen.shape)
+        log_all = log_none(hits.tie_size[at], hits.tie_size[at] - hits.tie_hits[at], inside)
+        all_judged = np.exp(np.bincount(hits.group[at], weights=log_all, minlength=n))
+        all_judged = np.where(covered == seen, all_judged.reshape(seen.shape), 0.0)
+        return 1.0 - judged - all_judged * self.p**seen
+
+
+def _rbp_cumulative(p: float, depth: int) -> np.ndarray:
+    """Cumulative RBP weights (1 - p) p^r of the 0-based ranks r < x, for x = 0 .. depth."""
+    return cumulative((1.0 - p) * p ** np.arange(depth, dtype=np.float64))
+
 
 # ---------------------------------------------------------------------------- ERR
 @dataclass(frozen=True, kw_only=True)
@@ -624,6 +717,86 @@ def _err_sparse(tensor: EvalTensor, cutoff: int | None, stop: np.ndarray) -> np.
     return hits.total(r * reach / hits.rank)
 
 
+def _err_expected(tensor: EvalTensor, cutoff: int | None, stop: np.ndarray) -> np.ndarray:
+    """(S, T) expected ERR over the orderings of every group of tied documents.
+
+    A tie group (first rank a + 1, size n, J of its positions within the cutoff) holds v
+    documents with a stopping probability R > 0, with y = 1 - R; the others have y = 1. It is
+    reached with probability P_before, the product of 1 - R over the earlier groups. Its
+    document at position j (0-based) stops the user there with probability R times the
+    product of y over the j documents above it, a random j-subset of the other n - 1; summed
+    over the v documents, the expectation is
+
+        P_before v sum_i H(i; n - 1, v - 1, j) (m_i - m_{i+1}),
+
+    with H the hypergeometric probability that i of the j documents above are among the v - 1
+    others of positive R, and m_i the mean of the products of i of the v values y (m_0 = 1;
+    sum_d R_d e_i(y without d) = v C(v - 1, i) (m_i - m_{i+1}) for the elementary symmetric
+    polynomials e_i). The means are built one value at a time as weighted averages, so no
+    large binomial coefficient or cancelling difference is formed. ERR is the sum over j < J
+    of that over a + j + 1, divided by n. A group with v = 1 gives R (H(a + J) - H(a)) / n.
+    Groups are computed side by side: their means in rows padded to the largest v, and the
+    (group, i, j) terms in flat arrays.
+    """
+    from scipy.special import gammaln
+
+    hits = tied_hits(tensor, lambda codes: positive_at(stop, codes), cutoff)
+    r = stop[hits.grade]
+    keep = 1.0 - r
+    before = np.exp(hits.before_tie(np.log(keep)))
+    a, n = hits.tie_start.astype(np.int64), hits.tie_size.astype(np.int64)
+    inside = hits.inside(cutoff)
+    harmonic = cumulative(1.0 / ranks(tensor.depth))
+    value = r * before * (harmonic[a + inside] - harmonic[a]) / n  # alone in its group
+    first, block = hits.tie_layout
+    v = np.bincount(block, minlength=len(first))
+    shared = np.flatnonzero(v > 1)  # groups with several documents of positive R
+    if not len(shared):
+        return hits.total(value)
+    v, at = v[shared], first[shared]
+    size, start, last = n[at], a[at], inside[at]
+    # The means m_i of each group, its values y in a padded row, one value at a time.
+    rows = np.repeat(np.arange(len(shared)), v)
+    col = np.arange(len(rows)) - np.repeat(np.cumsum(v) - v, v)
+    members = np.flatnonzero(np.isin(block, shared))  # in group order, as rows and col
+    y = np.zeros((len(shared), int(v.max())))
+    y[rows, col] = keep[members]
+    means = np.zeros((len(shared), y.shape[1] + 1))
+    means[:, 0] = 1.0
+    for k in range(1, y.shape[1] + 1):
+        on = np.flatnonzero(v >= k)
+        i = np.arange(1, k + 1)
+        means[on, 1 : k + 1] = (
+            (k - i) * means[on, 1 : k + 1] + i * y[on, k - 1, None] * means[on, :k]
+        ) / k
+    drop = means[:, :-1] - means[:, 1:]  # m_i - m_{i+1}
+    # Every (group, i < v, j < J): the hypergeometric H(i; n - 1, v - 1, j).
+    cells = v * last
+    owner = np.repeat(np.arange(len(shared)), cells)
+    t = np.arange(len(owner)) - np.repeat(np.cumsum(cells) - cells, cells)
+    i, j = t // last[owner], t % last[owner]
+    gv, gn = v[owner], size[owner]
+    k = j - i  # documents without R among the j above
+    valid = (k >= 0) & (k <= gn - gv)
+    k = np.where(valid, k, 0)
+    log_h = (
+        gammaln(gv)
+        - gammaln(i + 1.0)
+        - gammaln(gv - i)
+        + gammaln(gn - gv + 1.0)
+        - gammaln(k + 1.0)
+        - gammaln(gn - gv - k + 1.0)
+        - gammaln(gn.astype(np.float64))
+        + gammaln(j + 1.0)
+        + gammaln(gn - j.astype(np.float64))
+    )
+    term = np.where(valid, np.exp(log_h), 0.0) * drop[owner, i] / (start[owner] + j + 1.0)
+    total = np.bincount(owner, weights=term, minlength=len(shared))
+    value[members] = 0.0
+    value[at] = before[at] * v * total / size
+    return hits.total(value)
+
+
 def _err(stop: np.ndarray) -> np.ndarray:
     """ERR of lists of stopping probabilities along the last axis."""
     depth = stop.shape[-1]
@@ -654,6 +827,9 @@ class ERR(_Cascade):
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         return _err_sparse(tensor, self.cutoff, self.stop_probabilities(tensor.levels))
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        return _err_expected(tensor, self.cutoff, self.stop_probabilities(tensor.levels))
+
 
 @register(aliases=("nerr",))
 @dataclass(frozen=True, kw_only=True)
@@ -675,9 +851,15 @@ class nERR(_Cascade):
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         stop = self.stop_probabilities(tensor.levels)
-        err = _err_sparse(tensor, self.cutoff, stop)
-        ideal = _err(ideal_per_rank(tensor.grade_counts, stop, ideal_depth(tensor, self.cutoff)))
-        return safe_divide(err, ideal[None, :])
+        return safe_divide(_err_sparse(tensor, self.cutoff, stop), self._ideal(tensor, stop))
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        stop = self.stop_probabilities(tensor.levels)
+        return safe_divide(_err_expected(tensor, self.cutoff, stop), self._ideal(tensor, stop))
+
+    def _ideal(self, tensor: EvalTensor, stop: np.ndarray) -> np.ndarray:
+        depth = ideal_depth(tensor, self.cutoff)
+        return _err(ideal_per_rank(tensor.grade_counts, stop, depth))[None, :]
 
 
 # ---------------------------------------------------------------------------- GAP family

@@ -138,6 +138,8 @@ def _load_trec(w: TrecWorld, ident: dict, replicate: int) -> LoadedWorld:
         # The runs keep the selected topics only, so that the tensors built from them later
         # (the best runs, the collection's statistics) have no other topic to warn about.
         runs = RunSet([r.subset(qrels.topics) for r in runs])
+    if w.ties != "trec_eval":
+        runs = RunSet([r.with_ties(w.ties) for r in runs])
     tensor = EvalTensor.build(runs, qrels, depth=w.depth)
     return LoadedWorld(w.id, replicate, ident, tensor, rel=w.rel, runs=runs)
 

@@ -378,3 +378,24 @@ def test_an_unusable_scheduler_is_named_in_one_line(tmp_path, small_spec, capsys
     assert (
         "error: --scheduler bogus://x: cannot use the Dask scheduler (unknown address scheme" in err
     )
+
+
+def test_a_trec_world_can_score_the_expected_value_over_tied_orderings(tmp_path, trec_files):
+    from metaeval.study.spec import SpecError
+    from metaeval.study.worlds import clear_cache, load_world
+
+    plain = load_spec(trec_spec(tmp_path, trec_files))
+    text = Path(trec_spec(tmp_path, trec_files)).read_text()
+    tied_path = tmp_path / "tied.toml"
+    tied_path.write_text(text.replace('kind = "trec"', 'kind = "trec"\nties = "expected"'))
+    tied = load_spec(tied_path)
+    # trec_eval's order keeps the identity earlier studies were saved under
+    assert "ties" not in plain.worlds[0].identity()
+    assert tied.worlds[0].identity()["ties"] == "expected"
+    clear_cache()
+    world = load_world(tied, "files", 0)
+    assert world.tensor.ties is not None
+    assert load_world(plain, "files", 0).tensor.ties is None
+    tied_path.write_text(text.replace('kind = "trec"', 'kind = "trec"\nties = "random"'))
+    with pytest.raises(SpecError, match="ties.*must be one of trec_eval, input, expected"):
+        load_spec(tied_path)

@@ -36,6 +36,9 @@ class TrecWorld:
     top_grades: int | None = None
     depth: int | None = None
     best_runs: tuple = ()
+    #: how equal scores are ordered (trec_eval, input), or ``expected``: every measure's
+    #: expected value over the orderings of tied documents
+    ties: str = "trec_eval"
     #: the file gives ``rel`` (a graded collection without it, or top_grades, is warned about)
     rel_stated: bool = False
     kind: str = field(default="trec", init=False)
@@ -46,16 +49,21 @@ class TrecWorld:
 
     def identity(self) -> dict:
         """What the world *is*: its files by content (SHA-256), not by path, and its options."""
-        return {
-            "kind": "trec",
-            "qrels": file_digest(self.qrels),
-            "runs": sorted(file_digest(p) for p in self.runs),
-            "topics": _jsonable(self.topics),
-            "run_names": _jsonable(self.run_names),
-            "rel": self.rel,
-            "top_grades": self.top_grades,
-            "depth": self.depth,
-        } | _best_identity(self.best_runs)
+        # ``ties`` only when not trec_eval's order: earlier studies' worlds keep their identity.
+        return (
+            {
+                "kind": "trec",
+                "qrels": file_digest(self.qrels),
+                "runs": sorted(file_digest(p) for p in self.runs),
+                "topics": _jsonable(self.topics),
+                "run_names": _jsonable(self.run_names),
+                "rel": self.rel,
+                "top_grades": self.top_grades,
+                "depth": self.depth,
+            }
+            | _best_identity(self.best_runs)
+            | ({"ties": self.ties} if self.ties != "trec_eval" else {})
+        )
 
     def files(self) -> list[Path]:
         return [self.qrels, *self.runs]

@@ -16,10 +16,11 @@ or, for several worlds or any kind of world, a worlds file (``--worlds FILE``)::
     runs = "robust03/runs/*"
     topics = "601-650"
 
-What a TREC world says about the study's design (``top_grades``, ``depth``, ``best_runs``) is
-kept; what it says about its collection (``qrels``, ``runs``, ``topics``, ``run_names`` and the
-relevance level ``rel``) comes from the replacement only. The result is a study file (TOML
-text) with every path absolute, read by :func:`metaeval.study.load_spec` as any other.
+What a TREC world says about the study's design (``top_grades``, ``depth``, ``ties``,
+``best_runs``) is kept; what it says about its collection (``qrels``, ``runs``, ``topics``,
+``run_names`` and the relevance level ``rel``) comes from the replacement only. The result is a
+study file (TOML text) with every path absolute, read by :func:`metaeval.study.load_spec` as
+any other.
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ except ModuleNotFoundError:  # Python 3.10: the same parser, as a package
     import tomli as tomllib
 
 #: What a replaced TREC world keeps: the study's design, not facts of its collection.
-KEPT = ("top_grades", "depth", "best_runs")
+KEPT = ("top_grades", "depth", "ties", "best_runs")
 #: The keys ``--world ID=QRELS,RUNS,key=value`` takes after the files.
-OPTION_KEYS = ("as", "runs", "topics", "run_names", "rel", "top_grades", "depth")
+OPTION_KEYS = ("as", "runs", "topics", "run_names", "rel", "top_grades", "depth", "ties")
 _INTEGER_KEYS = ("rel", "top_grades", "depth")
 #: Keys of a world table that name files (made absolute against where they were written).
 _KEY_RE = re.compile(r"[a-z_]+")
@@ -78,7 +79,7 @@ def parse_world_option(text: str, base: Path | None = None) -> WorldChange:
     """``ID=QRELS,RUNS[,RUNS...][,key=value...]`` (the ``--world`` option).
 
     Files are relative to ``base`` (the current folder). Keys: ``as`` (a new id), ``runs``
-    (more run files), ``topics``, ``run_names``, ``rel``, ``top_grades``, ``depth``; a
+    (more run files), ``topics``, ``run_names``, ``rel``, ``top_grades``, ``depth``, ``ties``; a
     comma-separated value (``topics=601-610,612``) goes on until the next ``key=``, and an
     empty value (``top_grades=``) drops a setting the study's world had.
 
@@ -133,7 +134,7 @@ def parse_world_option(text: str, base: Path | None = None) -> WorldChange:
     table = _absolute_paths(table, base)
     shown = ",".join(
         [table["qrels"], *table["runs"]]
-        + [f"{k}={table[k]}" for k in ("topics", "run_names", *_INTEGER_KEYS) if k in table]
+        + [f"{k}={table[k]}" for k in ("topics", "run_names", *_INTEGER_KEYS, "ties") if k in table]
         + ([f"as={table['id']}"] if table["id"] != wid else [])
     )
     return WorldChange(wid, table, ("--world", f"{wid}={shown}"))

@@ -73,6 +73,14 @@ def _level(value: int | float) -> int | float:
     return whole_as_int(value)
 
 
+def _tie_policy(value: str) -> str:
+    from metaeval.data.run import TIES
+
+    if value not in TIES:
+        raise ValueError(f"must be one of {', '.join(TIES)}, got {value!r}")
+    return value
+
+
 def _world(t: _Table, base: Path) -> World:
     wid = t.take("id", str, check=_identifier("a world id"))
     kind = t.take("kind", str)
@@ -92,7 +100,10 @@ def _world(t: _Table, base: Path) -> World:
             _check_topics(t, qrels, topics)
         top_grades = t.take("top_grades", int, None, check=_positive)
         depth = t.take("depth", int, None, check=_positive)
-        t.finish("id, kind, qrels, runs, topics, run_names, rel, top_grades, depth, best_runs")
+        ties = t.take("ties", str, "trec_eval", check=_tie_policy)
+        t.finish(
+            "id, kind, qrels, runs, topics, run_names, rel, top_grades, depth, ties, best_runs"
+        )
         return TrecWorld(
             id=wid,
             qrels=qrels,
@@ -102,6 +113,7 @@ def _world(t: _Table, base: Path) -> World:
             rel=rel,
             top_grades=top_grades,
             depth=depth,
+            ties=ties,
             best_runs=best_runs,
             rel_stated=rel_stated,
         )

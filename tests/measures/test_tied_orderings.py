@@ -1,0 +1,290 @@
+"""ties="expected": every measure's expected value over the orderings of tied documents.
+
+Oracles: the mean over every ordering of every group of tied documents, each ordering
+evaluated as a run without ties (small lists, enumerated), and on TREC DL, whose groups of
+tied documents are too large to enumerate, the mean over random orderings.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metaeval import evaluate
+from metaeval.data import Qrels, RunSet, read_qrels, read_runs
+from metaeval.engine import EvalTensor
+from metaeval.measures import parse_measure
+
+#: Every measure with an expected value, with cutoffs inside and across tie groups.
+MEASURES = [
+    "AP",
+    "AP@3",
+    "AP(rel=2)",
+    "P@1",
+    "P@3",
+    "P(rel=2)@4",
+    "R@3",
+    "Rprec",
+    "RR",
+    "RR@2",
+    "RR(rel=2)",
+    "Success@1",
+    "Success@3",
+    "Bpref",
+    "Bpref_R",
+    "Bpref_N",
+    "nDCG",
+    "nDCG@3",
+    "nDCG(gain=exp)@5",
+    "nDCG(discount=jk,base=3)@4",
+    "nCG@3",
+    "Q",
+    "Q@3",
+    "Q(beta=0.5,rel=2)",
+    "RBP(p=0.7)",
+    "RBP(p=0.9,normalise=topic)@4",
+    "RBP_resid(p=0.6)",
+    "RBP_resid(p=0.8,tail_if_judged=False)",
+    "RBP_resid(p=0.8,tail_if_judged=False)@3",
+    "ERR",
+    "ERR@3",
+    "ERR(gains={1:1,2:2,3:5})@4",
+    "nERR@3",
+    "nERR'",
+    "Judged@3",
+    "Unjudged@4",
+    "NumRelRet",
+    "NumRet",
+    "NumRel",
+    "AP'",
+    "P'@2",
+    "nDCG'@3",
+    "RR'",
+    "Bpref'",
+]
+
+
+def _case(seed: int, *, grades=(0, 1, 2, 3)):
+    """A few topics and runs whose lists hold groups of tied documents: judged documents
+    of several grades, pooled but unjudged ones (grade -1) and documents outside the qrels."""
+    rng = np.random.default_rng(seed)
+    qrels, runs = [], []
+    for t in range(3):
+        pool = [f"d{t}_{i}" for i in range(12)]
+        for doc in pool[:9]:
+            qrels.append((f"q{t}", doc, rng.choice([-1, *grades], p=None)))
+        for r in range(3):
+            length = int(rng.integers(3, 8))
+            docs = rng.choice(pool, size=length, replace=False)
+            scores = np.sort(rng.integers(1, 4, size=length))[::-1].astype(float)
+            for doc, score in zip(docs, scores):
+                runs.append((f"run{r}", f"q{t}", doc, score))
+    q = Qrels.from_df(pd.DataFrame(qrels, columns=["topic", "doc", "rel"]))
+    frame = pd.DataFrame(runs, columns=["run", "topic", "doc", "score"])
+    return q, frame
+
+
+def _orderings(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
+    """Every ordering of every ranked list's tie groups, each as a run of its own (scores
+    made distinct), and (run, topic, ordering run) for each."""
+    rows, owners = [], []
+    for (run, topic), lst in frame.groupby(["run", "topic"], sort=True):
+        lst = lst.sort_values(["score", "doc"], ascending=[False, False])
+        groups = [list(g["doc"]) for _, g in lst.groupby("score", sort=False)]
+        for k, choice in enumerate(itertools.product(*map(itertools.permutations, groups))):
+            name = f"{run}|{topic}|{k}"
+            order = [doc for group in choice for doc in group]
+            rows += [(name, topic, doc, float(len(order) - i)) for i, doc in enumerate(order)]
+            owners.append((run, topic, name))
+    return pd.DataFrame(rows, columns=["run", "topic", "doc", "score"]), owners
+
+
+def _mean_over_orderings(frame, qrels, measures) -> pd.DataFrame:
+    every, owners = _orderings(frame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = evaluate(RunSet.from_df(every, ties="input"), qrels, measures)
+    owner = pd.DataFrame(owners, columns=["orig", "topic", "run"])
+    values = values.merge(owner, on=["run", "topic"])  # each ordering on its own topic
+    return values.groupby(["orig", "topic", "measure"])["value"].mean()
+
+
+def _expected(frame, qrels, measures) -> pd.Series:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = evaluate(frame, qrels, measures, ties="expected")
+    return values.set_index(["run", "topic", "measure"])["value"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_expected_value_is_the_mean_over_every_ordering(seed):
+    qrels, frame = _case(seed)
+    truth = _mean_over_orderings(frame, qrels, MEASURES)
+    got = _expected(frame, qrels, MEASURES)
+    got.index.names = truth.index.names
+    got = got.loc[truth.index]
+    np.testing.assert_allclose(got.to_numpy(), truth.to_numpy(), rtol=0, atol=1e-12)
+
+
+def test_expected_value_on_real_valued_grades():
+    qrels, frame = _case(11, grades=(0, 0.5, 1.25, 2))
+    measures = ["AP(rel=0.5)", "nDCG@3", "Q(rel=1.25)", "RBP(p=0.7)", "RR(rel=1.25)", "ERR@4"]
+    truth = _mean_over_orderings(frame, qrels, measures)
+    got = _expected(frame, qrels, measures)
+    got.index.names = truth.index.names
+    np.testing.assert_allclose(got.loc[truth.index].to_numpy(), truth.to_numpy(), atol=1e-12)
+
+
+def test_the_test_sees_ties_that_matter():
+    # The cases must differ between trec_eval's order and the expectation, or the test
+    # above could not fail.
+    qrels, frame = _case(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trec = evaluate(frame, qrels, ["AP", "nDCG@3", "RR"])["value"].to_numpy()
+    assert np.abs(trec - _expected(frame, qrels, ["AP", "nDCG@3", "RR"]).to_numpy()).max() > 0.05
+
+
+def test_runs_differing_only_in_document_ids_score_the_same():
+    qrels, frame = _case(3)
+    # Renaming reverses the id order of the documents, so trec_eval orders every tie group
+    # the other way round; the judgments follow the documents.
+    names = sorted(set(frame["doc"]) | set(qrels.to_df()["doc"]))
+    rename = dict(zip(names, reversed([f"x{i:03d}" for i in range(len(names))])))
+    renamed_frame = frame.assign(doc=frame["doc"].map(rename))
+    q = qrels.to_df()
+    renamed_qrels = Qrels.from_df(q.assign(doc=q["doc"].map(rename)))
+    measures = [m for m in MEASURES if not m.startswith("Num")]
+    before = _expected(frame, qrels, measures).to_numpy()
+    after = _expected(renamed_frame, renamed_qrels, measures).to_numpy()
+    np.testing.assert_allclose(before, after, atol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trec = [evaluate(f, q_, measures)["value"] for f, q_ in [(frame, qrels)]]
+        trec_renamed = evaluate(renamed_frame, renamed_qrels, measures)["value"]
+    assert not np.allclose(trec[0].to_numpy(), trec_renamed.to_numpy())
+
+
+def _tensor(frame, qrels, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return EvalTensor.build(RunSet.from_df(frame, ties="expected"), qrels, **kw)
+
+
+def test_a_measure_without_an_expected_value_is_refused_only_where_order_matters():
+    qrels, frame = _case(0)
+    tensor = _tensor(frame, qrels)
+    assert tensor.order_ties
+    with pytest.raises(ValueError, match=r"^infAP: its expected value over tied orderings"):
+        parse_measure("infAP").compute(tensor)
+    # Ties among documents of one code change nothing: every measure is computed.
+    q = Qrels.from_df(pd.DataFrame({"topic": ["1"] * 3, "doc": ["a", "b", "c"], "rel": [1, 0, 1]}))
+    run = pd.DataFrame(
+        {"run": "r", "topic": "1", "doc": ["a", "c", "b", "x", "y"], "score": [3, 3, 2, 1, 1]}
+    )
+    calm = _tensor(run, q)
+    assert not calm.order_ties
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = EvalTensor.build(RunSet.from_df(run), q)
+    assert parse_measure("infAP").compute(calm) == parse_measure("infAP").compute(plain)
+
+
+def test_condensed_view_keeps_the_judged_members_of_each_tie_group():
+    qrels, frame = _case(2)
+    tensor = _tensor(frame, qrels)
+    view = tensor.condensed()
+    group, rank, codes, start, size = view.tied_entries()
+    assert (codes >= 0).all()
+    assert ((rank >= start) & (rank < start + size)).all()
+
+
+def test_a_depth_cut_through_a_tie_group_is_refused():
+    q = Qrels.from_df(pd.DataFrame({"topic": ["1"] * 2, "doc": ["a", "b"], "rel": [1, 0]}))
+    run = pd.DataFrame({"run": "r", "topic": "1", "doc": ["a", "b", "c"], "score": [2, 1, 1]})
+    with pytest.raises(ValueError, match="the depth cut at 2 splits a group of tied documents"):
+        _tensor(run, q, depth=2)
+    assert _tensor(run, q, depth=1).order_ties is False
+
+
+def test_trec_eval_order_is_unchanged_by_the_option():
+    qrels, frame = _case(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = evaluate(frame, qrels, MEASURES)
+        tensor = EvalTensor.build(RunSet.from_df(frame), qrels)
+    assert tensor.ties is None
+    assert len(plain) == len(MEASURES) * 3 * 3
+
+
+DL = Path(__file__).parents[2] / ".." / "shared" / "data" / "trec-dl-2020"
+
+
+@pytest.mark.skipif(not DL.exists(), reason="TREC DL 2020 not available")
+def test_expected_value_on_trec_dl_matches_random_orderings():
+    # Groups of tied documents of TREC DL are up to 1000 documents long: the expected value
+    # is checked against the mean over random orderings, within 4 standard errors.
+    paths = sorted((DL / "runs").glob("*"))[:8]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = read_runs(paths)
+        qrels = read_qrels(DL / "qrels.txt")
+    frames = [run.to_df().assign(run=run.name) for run in runs]
+    frame = pd.concat(frames, ignore_index=True)
+    measures = [
+        "AP(rel=2)",
+        "nDCG@10",
+        "RR(rel=2)",
+        "P(rel=2)@10",
+        "Bpref(rel=2)",
+        "Q@100",
+        "ERR@20",
+        "nERR",
+        "Success(rel=2)@5",
+    ]
+    exact = _expected(frame, qrels, measures).groupby(["run", "measure"]).mean()
+    rng = np.random.default_rng(5)
+    draws = []
+    for _ in range(40):
+        shuffled = frame.assign(key=rng.random(len(frame)))
+        shuffled = shuffled.sort_values(["run", "topic", "score", "key"], ascending=False)
+        shuffled["score"] = -np.arange(len(shuffled), dtype=float)  # distinct, in that order
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            values = evaluate(RunSet.from_df(shuffled, ties="input"), qrels, measures)
+        draws.append(values.groupby(["run", "measure"])["value"].mean())
+    draws = pd.concat(draws, axis=1)
+    sd = draws.std(axis=1, ddof=1) / np.sqrt(draws.shape[1])
+    gap = (draws.mean(axis=1) - exact.loc[draws.index]).abs()
+    assert (gap <= 4 * sd + 1e-9).all(), gap[gap > 4 * sd + 1e-9]
+    assert (sd > 0).any()  # the orderings differ: the check is not empty
+
+
+def test_command_line_option_and_its_refusal(tmp_path, cli):
+    qrels, frame = _case(1)
+    q = tmp_path / "qrels.txt"
+    q.write_text(
+        "".join(f"{t} 0 {d} {g:g}\n" for t, d, g in qrels.to_df()[["topic", "doc", "grade"]].values)
+    )
+    r = tmp_path / "run0.txt"
+    one = frame[frame["run"] == "run0"]
+    r.write_text(
+        "".join(f"{t} Q0 {d} 1 {s:g} run0\n" for t, d, s in one[["topic", "doc", "score"]].values)
+    )
+    code, out, err = cli(
+        ["evaluate", q, r, "-m", "AP", "-m", "nDCG@3", "--ties", "expected", "--format", "csv"]
+    )
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out)).set_index("measure")["value"]
+    exact = _expected(one, qrels, ["AP", "nDCG@3"]).groupby(level="measure").mean()
+    np.testing.assert_allclose(got.loc[exact.index].to_numpy(), exact.to_numpy(), atol=1e-6)
+    code, _, err = cli(["evaluate", q, r, "-m", "infAP", "--ties", "expected"])
+    assert code != 0
+    assert "infAP: its expected value over tied orderings is not available" in err
+    assert len(err.strip().splitlines()) == 1
