@@ -221,6 +221,24 @@ class TiedHits(RankedHits):
             return size
         return np.clip(np.asarray(cutoff, dtype=np.int64) - self.tie_start, 0, size)
 
+    def expected_precision(self, relevant: np.ndarray, cutoff=None) -> np.ndarray:
+        """Per hit, E[C(r)/r] over tied orderings at the hits ``relevant`` marks (0 at the
+        others), C(r) counting the marked hits at ranks 1..r, within ``cutoff``.
+
+        A marked hit of a tie group (first rank a + 1, size n, m marked, B marked in earlier
+        groups) is at each of the n positions j with probability 1/n, and then has
+        j (m - 1)/(n - 1) of the other m - 1 above it (hypergeometric), so the expectation is
+        (1/n) sum_{j<J} (B + 1 + j (m - 1)/(n - 1)) / (a + j + 1), J its positions within the
+        cutoff; the sums over j are differences of harmonic numbers H.
+        """
+        marked = relevant.astype(np.float64)
+        a, n, inside = self.tie_start, self.tie_size, self.inside(cutoff)
+        harmonic = cumulative(1.0 / ranks(self.depth))
+        step = harmonic[a + inside] - harmonic[a]
+        others = safe_divide(self.tie_total(marked) - 1.0, n - 1.0)
+        level = self.before_tie(marked) + 1.0
+        return np.where(relevant, (level * step + others * (inside - (a + 1.0) * step)) / n, 0.0)
+
     def mean_weight(self, cumulative: np.ndarray, cutoff=None) -> np.ndarray:
         """The mean over each hit's tie group of a rank weight w (0 past ``cutoff``): the
         expected weight of a document of the group. ``cumulative[x]`` is the sum of w over

@@ -22,11 +22,9 @@ from metaeval.engine import UNJUDGED, UNPOOLED, EvalTensor
 from metaeval.measures._common import (
     RankedHits,
     TiedHits,
-    cumulative,
     group_sizes,
     log_none,
     ranked_hits,
-    ranks,
     safe_divide,
     tied_hits,
 )
@@ -89,18 +87,9 @@ class AP(BinaryMeasure):
         return self.per_topic(tensor, hits, hits.count / hits.rank)
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
-        # A relevant document of a tie group (first rank a + 1, size n, m relevant, B relevant
-        # before it) is at each of its n positions j with probability 1/n, and then has
-        # j (m - 1)/(n - 1) of the other m - 1 above it: E[C(r)/r] is
-        # (1/n) sum_{j<J} (B + 1 + j (m - 1)/(n - 1)) / (a + j + 1), J its positions within
-        # the cutoff; the sums over j are differences of harmonic numbers.
         hits = self.tied_relevant(tensor, self.cutoff)
-        a, n, inside = hits.tie_start, hits.tie_size, hits.inside(self.cutoff)
-        harmonic = cumulative(1.0 / ranks(tensor.depth))
-        step = harmonic[a + inside] - harmonic[a]
-        others = safe_divide(hits.tie_hits - 1.0, n - 1.0)
-        terms = ((hits.hits_before + 1.0) * step + others * (inside - (a + 1.0) * step)) / n
-        return self.per_topic(tensor, hits, terms)
+        every = np.ones(len(hits.group), dtype=bool)
+        return self.per_topic(tensor, hits, hits.expected_precision(every, self.cutoff))
 
 
 @register

@@ -48,6 +48,7 @@ import numpy as np
 from metaeval._constraints import Described, Interval, OneOf, Optional
 from metaeval.data.qrels import format_grade
 from metaeval.engine import UNPOOLED, EvalTensor
+from metaeval.measures._common import cumulative, tied_hits
 from metaeval.measures.base import MAX_CUTOFF, Measure, MeasureValueError, register
 from metaeval.measures.graded import (
     MAX_PARAMETER,
@@ -332,11 +333,18 @@ class CWLMeasure(Measure):
             return self._compute_fixed(tensor)
         return self._compute_blocks(tensor)
 
-    def _compute_fixed(self, tensor: EvalTensor) -> np.ndarray:
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        if not self.fixed_weights:
+            return super()._expected(tensor)  # C(i) follows the gains: refused
+        return self._compute_fixed(tensor, expected=True)
+
+    def _compute_fixed(self, tensor: EvalTensor, expected: bool = False) -> np.ndarray:
         """Every output of a measure whose W and L do not depend on the gains, from the judged
         entries alone: EU = sum_j W(j) g(j) and ETU = sum_j g(j) sum_{i>=j} L(i) over the
         judged ranks j; the upper bound adds max_gain times the weight of every other rank.
-        The same values as :meth:`_compute_blocks`, at the cost of the judged entries."""
+        The same values as :meth:`_compute_blocks`, at the cost of the judged entries. Over
+        tied orderings (``expected``) each judged document's weight is the mean weight of its
+        tie group's ranks (0 past the depth n), as every output is linear in the weights."""
         table = self.gain_values(tensor.levels)
         ranks = _Ranks(self.max_depth, self.cost)
         W, L = self.weights(None, ranks)
@@ -350,14 +358,19 @@ class CWLMeasure(Measure):
             whole = {"EC": W @ ranks.costs, "ETC": L @ ranks.cum_costs, "ED": 1.0 / W[0]}
             return np.full(shape, whole[key])
         per_rank = W if key == "EU" else tail
-        group, rank, code = tensor.entries()
-        at = np.flatnonzero((code >= 0) & (rank < self.max_depth))
-        weight = per_rank[rank[at]]
+        if expected:
+            hits = tied_hits(tensor, lambda codes: codes >= 0, self.max_depth)
+            group, code = hits.group, hits.grade
+            weight = hits.mean_weight(cumulative(per_rank), self.max_depth)
+        else:
+            group, rank, code = tensor.entries()
+            at = np.flatnonzero((code >= 0) & (rank < self.max_depth))
+            group, code, weight = group[at], code[at], per_rank[rank[at]]
         if residual:
-            unknown = per_rank.sum() - np.bincount(group[at], weight, minlength=shape[0] * shape[1])
+            unknown = per_rank.sum() - np.bincount(group, weight, minlength=shape[0] * shape[1])
             return (self.max_gain * unknown).reshape(shape)
-        gains = table[code[at]]
-        return np.bincount(group[at], weight * gains, minlength=shape[0] * shape[1]).reshape(shape)
+        gains = table[code]
+        return np.bincount(group, weight * gains, minlength=shape[0] * shape[1]).reshape(shape)
 
     def _compute_blocks(self, tensor: EvalTensor) -> np.ndarray:
         """Every output of any C/W/L measure, over blocks of rows of the (rows, n) gains."""

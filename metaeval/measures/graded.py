@@ -914,19 +914,32 @@ class _ThresholdMeasure(Measure):
             )
         return np.concatenate([[0.0], np.asarray(self.g, dtype=np.float64)])
 
-    def _per_grade(self, tensor: EvalTensor):
+    def _per_grade(self, tensor: EvalTensor, expected: bool):
         """The relevant ranks (grade code >= 1) and, per threshold j with g_j > 0, (j, g_j,
-        at_j, C_j): at_j marks the ranks of grade code >= j and C_j = #{m <= n : i_m >= j}
-        there."""
+        P_j): P_j = C_j(n)/n at the ranks n of grade code >= j (0 elsewhere), with
+        C_j(n) = #{m <= n : i_m >= j}; its expected value over tied orderings when
+        ``expected``. Each measure is a sum of these terms with weights the order leaves
+        alone, so the same code gives its value and its expected value."""
         g = self.thresholds(tensor.n_grades)
-        hits = ranked_hits(tensor, lambda codes: codes >= 1)
+        relevant = lambda codes: codes >= 1  # noqa: E731
+        hits = tied_hits(tensor, relevant) if expected else ranked_hits(tensor, relevant)
         per_grade = []
         for j in range(1, len(g)):
             if g[j] == 0:
                 continue
             at = hits.grade >= j
-            per_grade.append((j, g[j], at, hits.cumsum(at.astype(np.int64))))
+            if expected:
+                term = hits.expected_precision(at)
+            else:
+                term = np.where(at, hits.cumsum(at.astype(np.int64)), 0) / hits.rank
+            per_grade.append((j, g[j], term))
         return g, hits, per_grade
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        return self._value(tensor, expected=False)
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        return self._value(tensor, expected=True)
 
 
 @register(aliases=("gap",))
@@ -962,13 +975,13 @@ class GAP(_ThresholdMeasure):
         "relevance judgments', SIGIR 2010"
     )
 
-    def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        _, hits, per_grade = self._per_grade(tensor)
-        num = np.zeros(len(hits.rank))
+    def _value(self, tensor: EvalTensor, expected: bool) -> np.ndarray:
+        _, hits, per_grade = self._per_grade(tensor, expected)
+        num = np.zeros(len(hits.group))
         den = np.zeros(tensor.n_topics)
         at_least = _n_at_least(tensor)
-        for j, g_j, at, count in per_grade:
-            num += g_j * np.where(at, count, 0) / hits.rank
+        for j, g_j, term in per_grade:
+            num += g_j * term
             den += g_j * at_least[:, min(j, tensor.n_grades)]
         return safe_divide(hits.total(num), den[None, :])
 
@@ -991,14 +1004,13 @@ class eGAP(_ThresholdMeasure):
         "graded relevance', CLEF 2014"
     )
 
-    def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        _, hits, per_grade = self._per_grade(tensor)
+    def _value(self, tensor: EvalTensor, expected: bool) -> np.ndarray:
+        _, hits, per_grade = self._per_grade(tensor, expected)
         at_least = _n_at_least(tensor)
-        out = np.zeros(len(hits.rank))
-        for j, g_j, at, count in per_grade:
+        out = np.zeros(len(hits.group))
+        for j, g_j, term in per_grade:
             # g_j * AP_j, term by term; R^(j) = 0 means no rank has grade >= j: nothing added.
-            n_rel = at_least[hits.topic, min(j, tensor.n_grades)]
-            out += g_j * safe_divide(np.where(at, count, 0) / hits.rank, n_rel)
+            out += g_j * safe_divide(term, at_least[hits.topic, min(j, tensor.n_grades)])
         return hits.total(out)
 
 
@@ -1025,13 +1037,13 @@ class xGAP(_ThresholdMeasure):
         "graded relevance', CLEF 2014"
     )
 
-    def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        g, hits, per_grade = self._per_grade(tensor)
+    def _value(self, tensor: EvalTensor, expected: bool) -> np.ndarray:
+        g, hits, per_grade = self._per_grade(tensor, expected)
         top_grade = len(g) - 1
-        # sum_{m<=n} G(min(i_m, i_n)) = sum_{j <= i_n} g_j C_j(n).
-        inner = np.zeros(len(hits.rank))
-        for _j, g_j, at, count in per_grade:
-            inner += g_j * np.where(at, count, 0)
+        # sum_{m<=n} G(min(i_m, i_n)) / n = sum_{j <= i_n} g_j C_j(n) / n.
+        inner = np.zeros(len(hits.group))
+        for _j, g_j, term in per_grade:
+            inner += g_j * term
         # factor[t, k] = A(k) / G(k) for a document of grade k; 0 where G(k) = 0 (k <= J).
         big_g = np.cumsum(g)
         at_least = _n_at_least(tensor)
@@ -1040,7 +1052,7 @@ class xGAP(_ThresholdMeasure):
         share[:, 0] = 0.0
         factor = safe_divide(np.cumsum(share, axis=1), np.broadcast_to(big_g, n_rel.shape))
         per_doc = factor[hits.topic, np.minimum(hits.grade, top_grade)]
-        return hits.total(per_doc * inner / hits.rank)
+        return hits.total(per_doc * inner)
 
 
 __all__ = [
