@@ -115,6 +115,9 @@ class Run:
     #: :attr:`interned`); None for a run built otherwise.
     _vocab: pa.Array | None = None
     _codes: np.ndarray | None = None
+    #: The numbers of the vocabulary's ids, ascending, when they are all numbered (MS MARCO):
+    #: matching them to the judgments is then a search among numbers.
+    _numbers: np.ndarray | None = None
 
     def __getstate__(self) -> dict:
         # The codes only speed up matching, and the vocabulary is shared by every run read
@@ -123,6 +126,7 @@ class Run:
         state["_doc"] = self.docs
         state.pop("_vocab", None)
         state.pop("_codes", None)
+        state.pop("_numbers", None)
         return state
 
     @property
@@ -369,6 +373,7 @@ class Run:
         run.source = self.source
         if self._codes is not None:
             run._vocab, run._codes = self._vocab, self._codes[rows]
+            run._numbers = self._numbers
         return run
 
     def renamed(self, name: str) -> Run:

@@ -272,3 +272,56 @@ def test_no_warning_on_clean_input(tmp_path):
         warnings.simplefilter("error")
         metaeval.read_run(write(tmp_path, "a.run", RUN))
         metaeval.read_qrels(write(tmp_path, "q", QRELS))
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ["5", "12", "7", "100"],  # numbers written the one way: interned by their values
+        ["5", "05", "+5", "12"],  # three different documents that read as the number 5
+        ["5", "1e3", "12", "x"],
+        ["9" * 19, "5", "12", "7"],  # beyond int64
+    ],
+)
+def test_runs_read_together_keep_their_documents_apart(tmp_path, ids):
+    # read_runs interns the ids of all its runs in one vocabulary; evaluating must match a
+    # run built without it, and a document must never be taken for another
+    lines_a = [f"q1 Q0 {d} {i + 1} {10 - i} a" for i, d in enumerate(ids)]
+    lines_b = [f"q1 Q0 {d} {i + 1} {10 - i} b" for i, d in enumerate(reversed(ids))]
+    paths = [
+        write(tmp_path, "a.run", "\n".join(lines_a)),
+        write(tmp_path, "b.run", "\n".join(lines_b)),
+    ]
+    qrels = metaeval.read_qrels(write(tmp_path, "q.txt", f"q1 0 {ids[1]} 1\nq1 0 {ids[3]} 2\n"))
+    runs = metaeval.read_runs(paths)
+    frame = pd.concat([r.to_df().assign(run=r.name) for r in runs])
+    assert [list(r.to_df()["doc"]) for r in runs] == [ids, list(reversed(ids))]
+    measures = ["AP", "nDCG", "RR", "P@2"]
+    got = metaeval.evaluate(runs, qrels, measures)["value"].to_numpy()
+    plain = metaeval.evaluate(metaeval.RunSet.from_df(frame), qrels, measures)["value"].to_numpy()
+    np.testing.assert_array_equal(got, plain)
+    # relevant at ranks 2 and 4 of run a: AP = (1/2 + 2/4) / 2
+    assert metaeval.evaluate(runs[0], qrels, ["AP"])["value"].iloc[0] == pytest.approx(0.5)
+
+
+def test_numbered_ids_are_interned_by_their_numbers():
+    import pyarrow as pa
+
+    from metaeval.data.io import _intern
+
+    docs = [pa.chunked_array([["30", "7", "1000"]]), pa.chunked_array([["7", "5"]])]
+    vocab, codes, numbers = _intern(docs)
+    assert vocab.to_pylist() == ["5", "7", "30", "1000"]  # by number: the numbered path ran
+    assert numbers.tolist() == [5, 7, 30, 1000]
+    assert [c.tolist() for c in codes] == [[2, 1, 3], [1, 0]]
+    vocab, codes, numbers = _intern([pa.chunked_array([["30", "07", "7"]])])
+    assert vocab.to_pylist() == ["30", "07", "7"]  # "07" is not "7": first appearance
+    assert numbers is None
+    assert codes[0].tolist() == [0, 1, 2]
+
+
+def test_numbered_runs_match_only_the_same_ids_in_the_judgments(tmp_path):
+    runs = metaeval.read_runs([write(tmp_path, "a.run", "q1 Q0 12 1 2 a\nq1 Q0 7 2 1 a\n")])
+    qrels = metaeval.read_qrels(write(tmp_path, "q.txt", "q1 0 012 1\nq1 0 7 1\nq1 0 x 1\n"))
+    # "012" is another document than "12": only 7, at rank 2, is relevant
+    assert metaeval.evaluate(runs, qrels, ["AP"])["value"].iloc[0] == pytest.approx(0.5 / 3)
