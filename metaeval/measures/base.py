@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
 import math
 import re
@@ -34,7 +35,9 @@ import numpy as np
 from metaeval._constraints import (
     Boolean,
     Constraint,
+    Described,
     Interval,
+    OneOf,
     Optional,
     check_declared,
     validate_params,
@@ -44,6 +47,8 @@ from metaeval._validation import ParamError, ParamTypeError
 from metaeval._warnings import warn
 from metaeval.engine import EvalTensor
 
+#: The two bounds of a measure over the grades of the unjudged documents (``AP_lo``, ``AP_hi``).
+BOUNDS = ("lo", "hi")
 #: The largest cutoff (@k): 2^31 - 1, longer than any ranked list.
 MAX_CUTOFF = 2**31 - 1
 _REGISTRY: Registry[type[Measure]] = Registry("measure")
@@ -98,9 +103,14 @@ class Measure:
     judged_only : bool
         Condensed-list variant (Sakai SIGIR 2007): unjudged documents are removed from every
         ranking before the measure is computed. Written as a ``'`` after the name.
+    bound : {None, "lo", "hi"}
+        The lowest or highest value the measure can take whatever the grades of the unjudged
+        documents (:meth:`_bounds`). Written ``_lo`` / ``_hi`` after the name: ``AP_lo``,
+        ``P_hi@10``.
     """
 
     judged_only: bool = False
+    bound: str | None = None
 
     #: Name in measure strings, e.g. "AP".
     name: ClassVar[str] = ""
@@ -123,7 +133,10 @@ class Measure:
     example_params: ClassVar[dict] = {}
     #: What each parameter may be, by field name: this class's own; :meth:`param_constraints`
     #: adds those of the bases.
-    _constraints: ClassVar[dict[str, Constraint]] = {"judged_only": Boolean()}
+    _constraints: ClassVar[dict[str, Constraint]] = {
+        "judged_only": Boolean(),
+        "bound": Optional(Described(OneOf(*BOUNDS), "lo or hi")),
+    }
 
     @classmethod
     def param_constraints(cls) -> dict[str, Constraint]:
@@ -194,6 +207,20 @@ class Measure:
             "order ties by trec_eval or input"
         )
 
+    def has_bounds(self) -> bool:
+        """Whether :meth:`_bounds` is available for this measure (``AP_lo``...)."""
+        return type(self)._bounds is not Measure._bounds
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        """The (S, T) lowest (``side="lo"``) or highest (``"hi"``) value of the measure over
+        every assignment of grades to the unknown documents: those retrieved without a
+        judgment, and the qrels' rows without one (pooled but unjudged, or removed by a
+        degrader); every other document stays non-relevant. Measures that have them
+        override this (docs/methods.md §6.7)."""
+        raise MeasureValueError(
+            f"{self}: its bounds over the grades of unjudged documents are not available"
+        )
+
     def compute(self, tensor: EvalTensor) -> np.ndarray:
         """Per-topic scores, an (S, T) float array, for every run and topic of ``tensor``.
 
@@ -222,6 +249,13 @@ class Measure:
         view = tensor.condensed() if self.judged_only else tensor
         # Over tied orderings only where one changes the list; the others are all trec_eval's.
         compute = self._expected if view.order_ties and not self.order_free else self._compute
+        if self.bound is not None:
+            if self.judged_only or view.order_ties:
+                raise MeasureValueError(
+                    f"{self}: bounds are for full lists in one order (no condensed variant, "
+                    "no expected value over tied orderings)"
+                )
+            compute = functools.partial(self._bounds, side=self.bound)
         try:
             values = np.asarray(compute(view), dtype=np.float64)
         except MeasureError:
@@ -253,11 +287,17 @@ class Measure:
     # ---------------------------------------------------------------- naming
     @classmethod
     def params(cls) -> list[dataclasses.Field]:
-        """The parameter fields (judged_only and the cutoff excluded)."""
-        return [f for f in fields(cls) if f.name != "judged_only" and f.name != cls.cutoff_field]
+        """The parameter fields (judged_only, bound and the cutoff excluded)."""
+        return [
+            f
+            for f in fields(cls)
+            if f.name not in ("judged_only", "bound") and f.name != cls.cutoff_field
+        ]
 
     def __str__(self) -> str:
         text = self.name + ("'" if self.judged_only else "")
+        if self.bound is not None:
+            text += f"_{self.bound}"
         shown = []
         for f in self.params():
             value = getattr(self, f.name)
@@ -473,6 +513,10 @@ def parse_measure(text: str | Measure) -> Measure:
     if trec is not None:
         return parse_measure(trec)
     name, params, cutoff, primed = split_call(text)
+    bound = None
+    side = re.fullmatch(r"(.+)_(lo|hi)", name)
+    if side and (_REGISTRY.alias_of(side[1]) or side[1]) in _REGISTRY and name not in _REGISTRY:
+        name, bound = side[1], side[2]
     if name in TREC_EVAL_PRESETS:
         name, preset, _, _ = split_call(TREC_EVAL_PRESETS[name])
         params = {**preset, **params}
@@ -512,6 +556,8 @@ def parse_measure(text: str | Measure) -> Measure:
         kwargs[cls.cutoff_field] = int(cutoff)  # its range: checked by the measure itself
     if primed:
         kwargs["judged_only"] = True
+    if bound is not None:
+        kwargs["bound"] = bound
     try:
         return cls(**kwargs)
     except ParamError as err:  # the measure's own checks: name the user's text, keep the rest

@@ -29,6 +29,7 @@ from metaeval.measures._common import (
     tied_hits,
 )
 from metaeval.measures.base import Measure, MeasureValueError, register
+from metaeval.measures.bounds import ap_bounds, monotone_bounds, recall_bounds
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 
@@ -91,6 +92,9 @@ class AP(BinaryMeasure):
         every = np.ones(len(hits.group), dtype=bool)
         return self.per_topic(tensor, hits, hits.expected_precision(every, self.cutoff))
 
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        return ap_bounds(tensor, self.rel, self.cutoff, side)
+
 
 @register
 @dataclass(frozen=True, kw_only=True)
@@ -109,6 +113,9 @@ class P(BinaryMeasure):
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         return self.relevant_hits(tensor, self.cutoff).counts() / float(self.cutoff)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        return monotone_bounds(self._compute, tensor, side)
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         # A relevant document of a tie group is within the top k in J of its n positions.
@@ -153,6 +160,9 @@ class RR(BinaryMeasure):
         out = np.zeros(tensor.n_runs * tensor.n_topics)
         out[groups] = 1.0 / (hits.rank0[first] + 1.0)
         return out.reshape(tensor.n_runs, tensor.n_topics)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        return monotone_bounds(self._compute, tensor, side)
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         # The first relevant document is in the first tie group that holds one (rank a + 1,
@@ -199,6 +209,9 @@ class R(BinaryMeasure):
         hits = self.tied_relevant(tensor, self.cutoff)
         return self.per_topic(tensor, hits, hits.inside(self.cutoff) / hits.tie_size)
 
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        return recall_bounds(tensor, self.rel, self.cutoff, side)
+
 
 @register
 @dataclass(frozen=True, kw_only=True)
@@ -214,6 +227,9 @@ class Success(BinaryMeasure):
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         return (self.relevant_hits(tensor, self.cutoff).counts() > 0).astype(np.float64)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        return monotone_bounds(self._compute, tensor, side)
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         # Fails only when every tie group starting above k keeps its m relevant documents

@@ -10,6 +10,7 @@ from metaeval.engine import EvalTensor
 from metaeval.measures._common import ranked_hits, tied_hits
 from metaeval.measures.base import Measure, register
 from metaeval.measures.binary import BinaryMeasure
+from metaeval.measures.bounds import monotone_bounds
 
 _COUNT = (0.0, float("inf"))
 
@@ -58,6 +59,9 @@ class NumRelRet(BinaryMeasure):
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         return self.relevant_hits(tensor).counts().astype(np.float64)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        return monotone_bounds(self._compute, tensor, side)
 
 
 @register

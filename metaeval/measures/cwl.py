@@ -50,6 +50,7 @@ from metaeval.data.qrels import format_grade
 from metaeval.engine import UNPOOLED, EvalTensor
 from metaeval.measures._common import cumulative, tied_hits
 from metaeval.measures.base import MAX_CUTOFF, Measure, MeasureValueError, register
+from metaeval.measures.bounds import monotone_bounds
 from metaeval.measures.graded import (
     MAX_PARAMETER,
     GainsMap,
@@ -332,6 +333,17 @@ class CWLMeasure(Measure):
         if self.fixed_weights:
             return self._compute_fixed(tensor)
         return self._compute_blocks(tensor)
+
+    def has_bounds(self) -> bool:
+        # With fixed weights every output rises with the gains (EU, ETU) or ignores them;
+        # a residual is already the width of such bounds.
+        return self.fixed_weights and not self.output.startswith("Res")
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        if not self.has_bounds():
+            return super()._bounds(tensor, side)
+        # the block computation reads the codes that the highest bound changes
+        return monotone_bounds(self._compute_blocks, tensor, side)
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         if not self.fixed_weights:

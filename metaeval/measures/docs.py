@@ -25,6 +25,12 @@ do not edit by hand. Definitions and project defaults: `docs/methods.md` §0 and
 `nDCG(gain=exp)@20`, `P(rel=2)@10`, `GAP(g=(0.1,0.9))`, `nDCG(gains={1:1,2:3,3:7})`. A `'`
 right after the name selects the **condensed-list variant** (judged documents only, Sakai SIGIR
 2007; trec_eval `-J`): `AP'`, `nDCG'@10`, `Q'(beta=0.5)`. Every measure has one, plugins too.
+`_lo` / `_hi` after the name gives the **bounds over the unjudged documents** (`AP_lo`,
+`P_hi@10`), for the measures that have them (`docs/methods.md` §6.7).
+
+**Tied scores.** Runs read with `ties="expected"` are scored by each measure's expected value
+over the orderings of tied documents (`docs/methods.md` §6.6); a measure without one is refused
+where a tie's order matters.
 
 **Conventions.** Relevant means grade >= `rel` (default 1). Unjudged documents (absent from
 the qrels, or qrels grade -1) count as non-relevant with gain 0, except where a measure says

@@ -44,6 +44,7 @@ from metaeval.measures._common import (
 )
 from metaeval.measures.base import Measure, MeasureValueError, register
 from metaeval.measures.binary import BinaryMeasure
+from metaeval.measures.bounds import monotone_bounds
 
 #: Type of a ``gains=`` parameter once normalised: sorted ((grade, gain), ...) pairs, a
 #: whole-number grade as an int, another as a float.
@@ -589,6 +590,14 @@ class RBP(Measure):
             values = values / self.topic_divisors(tensor)[None, :]
         return values
 
+    def has_bounds(self) -> bool:
+        return self.normalise != "topic"  # a topic's gains follow its highest judged grade
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        if not self.has_bounds():
+            return super()._bounds(tensor, side)
+        return monotone_bounds(self._compute, tensor, side)
+
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         if self.normalise == "topic":
             gains = gain_table(tensor.levels, "linear", self.gains)
@@ -829,6 +838,9 @@ class ERR(_Cascade):
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         return _err_expected(tensor, self.cutoff, self.stop_probabilities(tensor.levels))
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        return monotone_bounds(self._compute, tensor, side)
 
 
 @register(aliases=("nerr",))

@@ -4,6 +4,7 @@ topics one like it needs (topic-set size design)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import ClassVar
@@ -12,7 +13,13 @@ import numpy as np
 
 from metaeval._constraints import Interval, Sequence
 from metaeval._validation import ParamError
-from metaeval.study.criteria.base import ALPHA, Criterion, register_criterion, rows
+from metaeval.study.criteria.base import (
+    ALPHA,
+    Criterion,
+    register_criterion,
+    resample_rows,
+    rows,
+)
 
 
 @register_criterion
@@ -48,6 +55,55 @@ class Collection(Criterion):
                 [("", "", name, np.nan, float(value)) for name, value in stats.summary().items()]
             )
         }
+
+
+@register_criterion
+@dataclass(frozen=True, kw_only=True)
+class BoundWidth(Criterion):
+    """How much the unjudged documents leave each measure open: the mean over runs and topics
+    of M_hi - M_lo, the measure's highest and lowest value over every grade the unknown
+    documents could have (docs/methods.md §6.7), at each level of judgment damage. 0 when
+    every retrieved document is judged and the qrels hold no row without a judgment.
+
+    Statistic: ``width``. A measure without such bounds is refused in one line."""
+
+    kind: ClassVar[str] = "bound_width"
+    needs_judgments: ClassVar[bool] = True
+    default_levels: ClassVar[str] = "all"
+    ranges: ClassVar[dict] = {"width": (0.0, np.inf)}
+
+    def produces(self):
+        return ("width",)
+
+    def _widths(self, ctx, label: str) -> np.ndarray:
+        """(T,) the mean width over the runs of every topic of the world, once per level."""
+        key = ("bound_width", ctx.spec.measure(label).name)
+        if key not in ctx.level_cache:
+            measure = ctx.measure(label)
+            lo = dataclasses.replace(measure, bound="lo").compute(ctx.tensor)
+            hi = dataclasses.replace(measure, bound="hi").compute(ctx.tensor)
+            width = hi - lo
+            if ctx.spec.missing == "skip":  # a topic a run did not answer has no value
+                width = np.where(ctx.tensor.answered, width, np.nan)
+            ctx.level_cache[key] = np.nanmean(width, axis=0)
+        return ctx.level_cache[key]
+
+    def compute(self, ctx, measures):
+        weights = ctx.topic_weights()
+        out = []
+        for m in measures:
+            per_topic = self._widths(ctx, m)
+            out.append((m, "", "width", np.nan, float(np.average(per_topic, weights=weights))))
+        return {"results": rows(out)}
+
+    def compute_resamples(self, ctx, measures):
+        positions = ctx.resample_positions()
+        return resample_rows(
+            [
+                (m, "", "width", np.nan, [float(self._widths(ctx, m)[p].mean()) for p in positions])
+                for m in measures
+            ]
+        )
 
 
 @register_criterion

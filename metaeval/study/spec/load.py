@@ -132,6 +132,7 @@ def load_spec(
     criteria = tuple(_criterion(t, degraders, worlds) for t in criteria_tables)
     _unique([c.id for c in criteria], top, "criteria")
     _check_score_worlds(worlds, measures, criteria, top)
+    _check_bounded_measures(measures, criteria, top)
 
     claims = tuple(_claim(t, criteria, measures, worlds, degraders) for t in top.tables("claims"))
     _unique([c.id for c in claims], top, "claims")
@@ -177,6 +178,23 @@ def _check_score_worlds(worlds, measures, criteria, top: _Table) -> None:
                     "criteria",
                     f"{c.id} ({c.kind}) cannot run on {what} ({w.id!r}); restrict it to other "
                     "worlds with worlds = [...]",
+                )
+
+
+def _check_bounded_measures(measures, criteria, top: _Table) -> None:
+    """The width of the bounds over unjudged documents needs measures that have them."""
+    from metaeval.measures import parse_measure
+    from metaeval.measures.bounds import BOUNDED
+
+    for c in criteria:
+        if c.kind != "bound_width":
+            continue
+        for m in measures:
+            if not parse_measure(m.name).has_bounds():
+                raise top.error(
+                    "criteria",
+                    f"{c.id} (bound_width) needs measures with bounds over unjudged documents; "
+                    f"{m.name} has none ({BOUNDED} have them)",
                 )
 
 

@@ -1,0 +1,144 @@
+"""Bounds of a measure over the grades of the unjudged documents (``AP_lo``, ``P_hi@10``).
+
+The unknown documents of a topic are those a run retrieved without a judgment (absent from the
+qrels, or in them with a negative grade) and the qrels' rows without one (pooled but unjudged,
+or removed by a degrader). Every other document keeps its grade, and documents neither
+retrieved nor in the qrels stay non-relevant, as in trec_eval. ``M_lo`` and ``M_hi`` are the
+least and the greatest value of M over every assignment of grades to the unknown documents, so
+the value under any completion of the judgments lies between them (docs/methods.md §6.7).
+
+- Measures that never fall when a document's grade rises and that do not divide by what the
+  judgments hold (P, Success, RR, RBP, ERR, NumRelRet, the C/W/L measures of fixed weights):
+  ``lo`` is the measure with every unknown document non-relevant (its usual value), ``hi``
+  with every unknown document it retrieved at the top grade (:func:`top_grade_view`).
+- Recall: the highest value makes relevant the unknown documents within the cutoff, the
+  lowest every other unknown one (a relevant document within the cutoff raises C(k)/R).
+- AP: moving a relevant document up past a non-relevant one never lowers the sum of C(r)/r
+  over the relevant ranks, so among the assignments with s unknown relevant documents in the
+  list the best puts them on the first s unknown ranks and the worst on the last s;
+  :func:`ap_bounds` takes the best (the worst) over s, with every other unknown document
+  non-relevant (relevant).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metaeval.engine import EvalTensor
+from metaeval.measures._common import RankedHits, group_sizes, safe_divide, top
+
+#: The measures that have bounds, in words.
+BOUNDED = "AP, P, R, RR, Success, RBP, ERR, NumRelRet and the C/W/L measures of fixed weights"
+
+
+def top_grade_view(tensor: EvalTensor) -> EvalTensor:
+    """The tensor with every document a run retrieved without a judgment at the top grade.
+
+    A dense view whose codes are changed, its judgments (and so R and the ideal lists) as they
+    were: only for measures that read neither.
+    """
+    codes = tensor.codes.copy()
+    codes[(codes < 0) & tensor.valid()] = tensor.n_grades - 1
+    view = tensor._derived(path="dense")
+    view.__dict__["codes"] = codes
+    return view
+
+
+def unknown_ranks(tensor: EvalTensor, cutoff: int | None = None) -> RankedHits:
+    """The ranks within the cutoff (and the list) whose document has no judgment."""
+    codes = top(tensor, cutoff)
+    inside = np.arange(codes.shape[2]) < tensor.lengths[:, :, None]
+    return RankedHits(codes, (codes < 0) & inside)
+
+
+def unknown_elsewhere(tensor: EvalTensor, cutoff: int | None = None) -> np.ndarray:
+    """(S, T) unknown documents outside each list's first ``cutoff`` ranks: the qrels' rows
+    without a judgment that the list does not hold there, and the documents it retrieved
+    below the cutoff that are absent from the qrels."""
+    per_topic = np.bincount(tensor.judgment_topic[tensor.judgments < 0], minlength=tensor.n_topics)
+    # every entry, also those a degrader's removal leaves out of entries()
+    unknown = tensor.entry_codes < 0
+    inside = tensor.entry_rank < (tensor.depth if cutoff is None else cutoff)
+    n_groups = tensor.n_runs * tensor.n_topics
+
+    def per_list(mask):
+        return np.bincount(tensor.entry_group[mask], minlength=n_groups).reshape(
+            tensor.n_runs, tensor.n_topics
+        )
+
+    # unknown ranks below the cutoff that are not qrels rows (those are counted per topic)
+    below = unknown_ranks(tensor).counts() - unknown_ranks(tensor, cutoff).counts()
+    return per_topic[None, :] - per_list(unknown & inside) + below - per_list(unknown & ~inside)
+
+
+def monotone_bounds(compute, tensor: EvalTensor, side: str) -> np.ndarray:
+    """(S, T) bounds of a measure that never falls when a grade rises and does not divide by
+    what the judgments hold: ``compute`` (its computation from the codes) with the unknown
+    documents non-relevant, or with those it retrieved at the top grade."""
+    return compute(top_grade_view(tensor) if side == "hi" else tensor)
+
+
+def recall_bounds(tensor: EvalTensor, rel: float, cutoff: int | None, side: str) -> np.ndarray:
+    """(S, T) bounds of R@k = C(k)/R over the unknown documents."""
+    lowest = tensor.code_at_least(rel)
+    found = RankedHits(top(tensor, cutoff), top(tensor, cutoff) >= lowest).counts()
+    n_rel = tensor.n_relevant(rel)[None, :]
+    if side == "hi":
+        inside = unknown_ranks(tensor, cutoff).counts()
+        return safe_divide(found + inside, n_rel + inside)
+    return safe_divide(found, n_rel + unknown_elsewhere(tensor, cutoff))
+
+
+def ap_bounds(tensor: EvalTensor, rel: float, cutoff: int | None, side: str) -> np.ndarray:
+    """(S, T) bounds of AP@k over the unknown documents (see the module's docstring).
+
+    With the unknown ranks u_1 < ... < u_L of a list within the cutoff, J(u) its judged
+    relevant documents at ranks <= u and T(u) the sum of 1/r over those below u, making u_s
+    relevant after u_1 .. u_{s-1} adds (J(u_s) + s)/u_s + T(u_s) to the sum of C(r)/r; making
+    u_i relevant after u_{i+1} .. u_L adds (J(u_i) + 1)/u_i + T(u_i) + sum_{i'>i} 1/u_{i'}.
+    The bound is the best (worst) of sum / (R + s) over s = 0 .. L, R counting, for the
+    worst, every unknown document outside the cutoff too.
+    """
+    lowest = tensor.code_at_least(rel)
+    codes = top(tensor, cutoff)
+    hits = RankedHits(codes, codes >= lowest)
+    unknown = unknown_ranks(tensor, cutoff)
+    base = hits.total(hits.count / hits.rank).reshape(-1)  # sum of C(r)/r, judged only
+    n_rel = np.broadcast_to(tensor.n_relevant(rel)[None, :], hits.shape).reshape(-1)
+    if side == "lo":
+        n_rel = n_rel + unknown_elsewhere(tensor, cutoff).reshape(-1)
+    # J(u) and T(u): a search of u among the judged relevant ranks, keyed by list and rank
+    width = np.int64(codes.shape[2] + 1)
+    keys = hits.group.astype(np.int64) * width + hits.rank0
+    below = np.searchsorted(keys, unknown.group.astype(np.int64) * width + unknown.rank0, "right")
+    start = hits.group_start[unknown.group]
+    J = below - start
+    inverse = np.concatenate([[0.0], np.cumsum(1.0 / hits.rank)])
+    T = inverse[start + hits.counts().reshape(-1)[unknown.group]] - inverse[below]
+    u = unknown.rank
+    if side == "hi":  # the first s unknown ranks relevant
+        added = unknown.cumsum((J + unknown.count) / u + T)
+        chosen = unknown.count
+    else:  # the last s
+        later = _within_from_end(unknown, 1.0 / u) - 1.0 / u
+        added = _within_from_end(unknown, (J + 1.0) / u + T + later)
+        chosen = _count_from_end(unknown)
+    value = safe_divide(base[unknown.group] + added, n_rel[unknown.group] + chosen)
+    out = safe_divide(base, n_rel)  # s = 0
+    groups, first = unknown.first()
+    if len(groups):
+        best = np.maximum if side == "hi" else np.minimum
+        out[groups] = best(out[groups], best.reduceat(value, first))
+    return out.reshape(hits.shape)
+
+
+def _within_from_end(hits: RankedHits, values: np.ndarray) -> np.ndarray:
+    """Per hit, the sum of ``values`` over the hits of its list at or below it."""
+    total = hits.total(values).reshape(-1)[hits.group]
+    return total - hits.cumsum(values) + values
+
+
+def _count_from_end(hits: RankedHits) -> np.ndarray:
+    """Per hit, how many hits of its list are at or below it."""
+    sizes = group_sizes(hits.group, hits.shape[0] * hits.shape[1])[hits.group]
+    return sizes - hits.count + 1.0

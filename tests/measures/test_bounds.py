@@ -1,0 +1,131 @@
+"""M_lo / M_hi: the least and greatest value of a measure over the grades of the unknown
+documents, against a brute force over every assignment of grades, and containing the value
+under the full judgments of a collection whose judgments were cut."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metaeval.data import Qrels, RunSet
+from metaeval.engine import EvalTensor
+from metaeval.measures import parse_measure
+
+MEASURES = [
+    "AP",
+    "AP@3",
+    "AP(rel=2)",
+    "P@3",
+    "P(rel=2)@2",
+    "R@3",
+    "R",
+    "RR",
+    "RR@2",
+    "Success@2",
+    "RBP(p=0.7)",
+    "ERR@4",
+    "NumRelRet",
+    "CWL_P@3",
+    "INSQ(T=2,output=ETU)",
+]
+
+
+def _case(seed):
+    """One topic: judged documents, three whose judgments were removed (their rows stay,
+    without a grade), and runs that retrieve judged, removed and unpooled documents."""
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i}" for i in range(8)]
+    rows = pd.DataFrame({"topic": "q", "doc": docs, "rel": rng.choice([0, 1, 2], size=8)})
+    keep = np.ones(8, dtype=bool)
+    keep[rng.choice(8, size=3, replace=False)] = False
+    lists = []
+    for r in range(3):
+        chosen = rng.choice(docs + ["x1", "x2"], size=int(rng.integers(3, 7)), replace=False)
+        lists += [(f"r{r}", "q", d, float(len(chosen) - i)) for i, d in enumerate(chosen)]
+    frame = pd.DataFrame(lists, columns=["run", "topic", "doc", "score"])
+    return rows, frame, keep
+
+
+def _tensor(rows, frame, keep):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = EvalTensor.build(RunSet.from_df(frame), Qrels.from_df(rows))
+    return full, full.with_judgments(keep)
+
+
+def _every_completion(rows, keep, run: pd.DataFrame, measures) -> dict:
+    """Each measure's values for ``run`` under every assignment of grades 0..2 to its unknown
+    documents: the removed rows and the documents it retrieved outside the qrels. Each
+    assignment is a topic of its own, so one tensor holds them all."""
+    outside = [d for d in run["doc"] if d not in set(rows["doc"])]
+    unknown = [d for d, k in zip(rows["doc"], keep) if not k] + outside
+    docs = [*rows["doc"], *outside]
+    known = dict(zip(rows["doc"], rows["rel"]))
+    qrels, lists = [], []
+    for k, grades in enumerate(itertools.product([0, 1, 2], repeat=len(unknown))):
+        assigned = dict(zip(unknown, grades))
+        topic = f"a{k:04d}"
+        qrels += [(topic, d, assigned.get(d, known.get(d, 0))) for d in docs]
+        lists += [("r", topic, d, s) for d, s in zip(run["doc"], run["score"])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tensor = EvalTensor.build(
+            RunSet.from_df(pd.DataFrame(lists, columns=["run", "topic", "doc", "score"])),
+            Qrels.from_df(pd.DataFrame(qrels, columns=["topic", "doc", "rel"])),
+        )
+    return {name: parse_measure(name).compute(tensor)[0] for name in measures}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bounds_are_the_extremes_over_every_assignment_of_grades(seed):
+    rows, frame, keep = _case(seed)
+    full, cut = _tensor(rows, frame, keep)
+    runs = sorted(set(frame["run"]))
+    every = [_every_completion(rows, keep, frame[frame["run"] == r], MEASURES) for r in runs]
+    for name in MEASURES:
+        values = [e[name] for e in every]
+        lo = parse_measure(f"{parse_measure(name).name}_lo{_rest(name)}").compute(cut)[:, 0]
+        hi = parse_measure(f"{parse_measure(name).name}_hi{_rest(name)}").compute(cut)[:, 0]
+        np.testing.assert_allclose(lo, [v.min() for v in values], atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(hi, [v.max() for v in values], atol=1e-12, err_msg=name)
+        truth = parse_measure(name).compute(full)[:, 0]
+        assert (lo <= truth + 1e-12).all() and (truth <= hi + 1e-12).all(), name
+
+
+def _rest(name: str) -> str:
+    """What follows a measure's name: its parameters and cutoff."""
+    base = parse_measure(name).name
+    return name[len(base) :]
+
+
+def test_names_and_refusals():
+    assert str(parse_measure("AP_lo")) == "AP_lo"
+    assert str(parse_measure("P_hi(rel=2)@10")) == "P_hi(rel=2)@10"
+    assert str(parse_measure("map_hi")) == "AP_hi"
+    rows, frame, keep = _case(0)
+    _, cut = _tensor(rows, frame, keep)
+    with pytest.raises(ValueError, match=r"^nDCG_hi@3: its bounds over the grades of unjudged"):
+        parse_measure("nDCG_hi@3").compute(cut)
+    with pytest.raises(ValueError, match="bounds are for full lists"):
+        parse_measure("AP_lo").condensed().compute(cut)
+
+
+def test_bounds_contain_the_full_and_the_true_values_of_a_cut_simulated_world():
+    from simulators.worlds import make_world
+
+    world = make_world("trec_like", n_topics=10, n_systems=12, rng=3, n_candidates=400, depth=200)
+    full = world.pool_tensor()
+    rng = np.random.default_rng(4)
+    cut = full.with_judgments((full.judgments >= 0) & (rng.random(len(full.judgments)) < 0.3))
+    names = ["AP", "AP@100", "P@10", "R@100", "RR", "RBP(p=0.8)", "ERR@20", "NumRelRet"]
+    for name in names:
+        measure = parse_measure(name)
+        lo = parse_measure(f"{measure.name}_lo{_rest(name)}").compute(cut)
+        hi = parse_measure(f"{measure.name}_hi{_rest(name)}").compute(cut)
+        for truth in (measure.compute(full), measure.compute(world.truth_tensor())):
+            assert (lo <= truth + 1e-12).all() and (truth <= hi + 1e-12).all(), name
+        assert (hi - lo).mean() > 0.01, name  # the cut judgments leave room: not empty bounds
