@@ -11,6 +11,7 @@ the value under any completion of the judgments lies between them (docs/methods.
   judgments hold (P, Success, RR, RBP, ERR, NumRelRet, the C/W/L measures of fixed weights):
   ``lo`` is the measure with every unknown document non-relevant (its usual value), ``hi``
   with every unknown document it retrieved at the top grade (:func:`top_grade_view`).
+- nCG: the same, as a gain within the cutoff never lowers it (:func:`ncg_bounds`).
 - Recall: the highest value makes relevant the unknown documents within the cutoff, the
   lowest every other unknown one (a relevant document within the cutoff raises C(k)/R).
 - AP: moving a relevant document up past a non-relevant one never lowers the sum of C(r)/r
@@ -28,17 +29,19 @@ from metaeval.engine import EvalTensor
 from metaeval.measures._common import RankedHits, group_sizes, safe_divide, top
 
 #: The measures that have bounds, in words.
-BOUNDED = "AP, P, R, RR, Success, RBP, ERR, NumRelRet and the C/W/L measures of fixed weights"
+BOUNDED = "AP, P, R, RR, Success, nCG, RBP, ERR, NumRelRet and the C/W/L measures of fixed weights"
 
 
-def top_grade_view(tensor: EvalTensor) -> EvalTensor:
-    """The tensor with every document a run retrieved without a judgment at the top grade.
+def top_grade_view(tensor: EvalTensor, code: int | None = None) -> EvalTensor:
+    """The tensor with every document a run retrieved without a judgment at grade ``code``
+    (default the top grade; a measure whose gains do not rise with the grade gives the code
+    of its highest gain).
 
     A dense view whose codes are changed, its judgments (and so R and the ideal lists) as they
     were: only for measures that read neither.
     """
     codes = tensor.codes.copy()
-    codes[(codes < 0) & tensor.valid()] = tensor.n_grades - 1
+    codes[(codes < 0) & tensor.valid()] = tensor.n_grades - 1 if code is None else code
     view = tensor._derived(path="dense")
     view.__dict__["codes"] = codes
     return view
@@ -71,11 +74,45 @@ def unknown_elsewhere(tensor: EvalTensor, cutoff: int | None = None) -> np.ndarr
     return per_topic[None, :] - per_list(unknown & inside) + below - per_list(unknown & ~inside)
 
 
-def monotone_bounds(compute, tensor: EvalTensor, side: str) -> np.ndarray:
-    """(S, T) bounds of a measure that never falls when a grade rises and does not divide by
-    what the judgments hold: ``compute`` (its computation from the codes) with the unknown
-    documents non-relevant, or with those it retrieved at the top grade."""
-    return compute(top_grade_view(tensor) if side == "hi" else tensor)
+def monotone_bounds(compute, tensor: EvalTensor, side: str, gains=None) -> np.ndarray:
+    """(S, T) bounds of a measure that never falls when a document's gain rises and does
+    not divide by what the judgments hold: ``compute`` (its computation from the codes) with
+    the unknown documents non-relevant, or with those it retrieved at the top grade (of the
+    highest of ``gains``, the gain of each code, when given)."""
+    if side == "lo":
+        return compute(tensor)
+    return compute(top_grade_view(tensor, None if gains is None else int(np.argmax(gains))))
+
+
+def ncg_bounds(
+    tensor: EvalTensor, gains: np.ndarray, cutoff: int | None, side: str, ideal
+) -> np.ndarray:
+    """(S, T) bounds of nCG@k = CG(k) / CG*(k) over the unknown documents.
+
+    A gain a added within the top k raises CG(k) by a and CG*(k) by at most a, so it never
+    lowers the ratio (CG(k) <= CG*(k)); a gain outside raises CG*(k) only. The highest value
+    gives the unknown documents within the top k the highest gain and the others 0, the
+    lowest the reverse. ``ideal(counts, depth)`` is CG*(k) from per-list counts of judged
+    documents per grade code.
+    """
+    codes = top(tensor, cutoff)
+    judged = RankedHits(codes, codes >= 0)
+    cg = judged.total(gains[judged.grade])
+    best = int(np.argmax(gains))
+    extra = (
+        unknown_ranks(tensor, cutoff).counts()
+        if side == "hi"
+        else unknown_elsewhere(tensor, cutoff)
+    )
+    counts = np.broadcast_to(tensor.grade_counts, extra.shape + tensor.grade_counts.shape[1:])
+    counts = counts.copy()
+    counts[:, :, best] += extra
+    longest = int(counts.sum(axis=2).max(initial=0))
+    depth = max(longest if cutoff is None else min(cutoff, longest), 1)
+    ideal_value = ideal(counts.reshape(-1, counts.shape[2]), depth).reshape(extra.shape)
+    if side == "hi":
+        cg = cg + extra * gains[best]
+    return safe_divide(cg, ideal_value)
 
 
 def recall_bounds(tensor: EvalTensor, rel: float, cutoff: int | None, side: str) -> np.ndarray:

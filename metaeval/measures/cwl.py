@@ -343,7 +343,8 @@ class CWLMeasure(Measure):
         if not self.has_bounds():
             return super()._bounds(tensor, side)
         # the block computation reads the codes that the highest bound changes
-        return monotone_bounds(self._compute_blocks, tensor, side)
+        gains = self.gain_values(tensor.levels)
+        return monotone_bounds(self._compute_blocks, tensor, side, gains)
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         if not self.fixed_weights:

@@ -44,7 +44,7 @@ from metaeval.measures._common import (
 )
 from metaeval.measures.base import Measure, MeasureValueError, register
 from metaeval.measures.binary import BinaryMeasure
-from metaeval.measures.bounds import monotone_bounds
+from metaeval.measures.bounds import monotone_bounds, ncg_bounds
 
 #: Type of a ``gains=`` parameter once normalised: sorted ((grade, gain), ...) pairs, a
 #: whole-number grade as an int, another as a float.
@@ -378,6 +378,14 @@ class nCG(GainMeasure):
         depth = ideal_depth(tensor, self.cutoff)
         return ideal_dcg(tensor.grade_counts, gains, np.ones(depth), self.cutoff)
 
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        gains = self.gain_values(tensor.levels)
+
+        def ideal(counts, depth):
+            return ideal_dcg(counts, gains, np.ones(depth), self.cutoff)
+
+        return ncg_bounds(tensor, gains, self.cutoff, side, ideal)
+
 
 # ---------------------------------------------------------------------------- Q-measure
 @register(aliases=("q", "Qmeasure"))
@@ -596,7 +604,7 @@ class RBP(Measure):
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
         if not self.has_bounds():
             return super()._bounds(tensor, side)
-        return monotone_bounds(self._compute, tensor, side)
+        return monotone_bounds(self._compute, tensor, side, self.gain_values(tensor.levels))
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         if self.normalise == "topic":
@@ -840,7 +848,8 @@ class ERR(_Cascade):
         return _err_expected(tensor, self.cutoff, self.stop_probabilities(tensor.levels))
 
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
-        return monotone_bounds(self._compute, tensor, side)
+        stop = self.stop_probabilities(tensor.levels)
+        return monotone_bounds(self._compute, tensor, side, stop)
 
 
 @register(aliases=("nerr",))
