@@ -587,16 +587,23 @@ class RBP(Measure):
         largest = np.maximum(kept, max(named.values(), default=0.0))
         return np.where(largest > 1.0, largest, 1.0)
 
-    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+    def _gains(self, tensor: EvalTensor) -> np.ndarray:
+        """The gain of every grade code: raw under ``normalise="topic"`` (divided per topic
+        by :meth:`_per_topic`), else over the qrels' highest gain."""
         if self.normalise == "topic":
-            gains = gain_table(tensor.levels, "linear", self.gains)
-        else:
-            gains = self.gain_values(tensor.levels)
+            return gain_table(tensor.levels, "linear", self.gains)
+        return self.gain_values(tensor.levels)
+
+    def _per_topic(self, tensor: EvalTensor, values: np.ndarray) -> np.ndarray:
+        if self.normalise == "topic":
+            return values / self.topic_divisors(tensor)[None, :]
+        return values
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        gains = self._gains(tensor)
         hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
         values = hits.total((1.0 - self.p) * gains[hits.grade] * self.p**hits.rank0)
-        if self.normalise == "topic":
-            values = values / self.topic_divisors(tensor)[None, :]
-        return values
+        return self._per_topic(tensor, values)
 
     def has_bounds(self) -> bool:
         return self.normalise != "topic"  # a topic's gains follow its highest judged grade
@@ -604,19 +611,13 @@ class RBP(Measure):
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
         if not self.has_bounds():
             return super()._bounds(tensor, side)
-        return monotone_bounds(self._compute, tensor, side, self.gain_values(tensor.levels))
+        return monotone_bounds(self._compute, tensor, side, self._gains(tensor))
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
-        if self.normalise == "topic":
-            gains = gain_table(tensor.levels, "linear", self.gains)
-        else:
-            gains = self.gain_values(tensor.levels)
+        gains = self._gains(tensor)
         hits = tied_hits(tensor, lambda codes: positive_at(gains, codes), self.cutoff)
         weight = hits.mean_weight(_rbp_cumulative(self.p, tensor.depth), self.cutoff)
-        values = hits.total(gains[hits.grade] * weight)
-        if self.normalise == "topic":
-            values = values / self.topic_divisors(tensor)[None, :]
-        return values
+        return self._per_topic(tensor, hits.total(gains[hits.grade] * weight))
 
 
 @register(aliases=("RBP.resid", "RBPResid"))
