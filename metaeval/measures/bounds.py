@@ -12,6 +12,9 @@ the value under any completion of the judgments lies between them (docs/methods.
   ``lo`` is the measure with every unknown document non-relevant (its usual value), ``hi``
   with every unknown document it retrieved at the top grade (:func:`top_grade_view`).
 - nCG: the same, as a gain within the cutoff never lowers it (:func:`ncg_bounds`).
+- nDCG, nERR: the list's value and the ideal both rise with any gain, so the least value over
+  the greatest ideal and the greatest value over the least ideal hold them
+  (:func:`ratio_bounds`); these hold, but are not always the least and greatest values.
 - Recall: the highest value makes relevant the unknown documents within the cutoff, the
   lowest every other unknown one (a relevant document within the cutoff raises C(k)/R).
 - AP: moving a relevant document up past a non-relevant one never lowers the sum of C(r)/r
@@ -92,27 +95,56 @@ def ncg_bounds(
     A gain a added within the top k raises CG(k) by a and CG*(k) by at most a, so it never
     lowers the ratio (CG(k) <= CG*(k)); a gain outside raises CG*(k) only. The highest value
     gives the unknown documents within the top k the highest gain and the others 0, the
-    lowest the reverse. ``ideal(counts, depth)`` is CG*(k) from per-list counts of judged
-    documents per grade code.
+    lowest the reverse. ``ideal(counts)`` is CG*(k) from (S * T, G) counts of judged documents
+    per grade code (:func:`with_unknown_at`).
     """
     codes = top(tensor, cutoff)
     judged = RankedHits(codes, codes >= 0)
     cg = judged.total(gains[judged.grade])
     best = int(np.argmax(gains))
-    extra = (
-        unknown_ranks(tensor, cutoff).counts()
-        if side == "hi"
-        else unknown_elsewhere(tensor, cutoff)
-    )
-    counts = np.broadcast_to(tensor.grade_counts, extra.shape + tensor.grade_counts.shape[1:])
-    counts = counts.copy()
-    counts[:, :, best] += extra
-    longest = int(counts.sum(axis=2).max(initial=0))
-    depth = max(longest if cutoff is None else min(cutoff, longest), 1)
-    ideal_value = ideal(counts.reshape(-1, counts.shape[2]), depth).reshape(extra.shape)
+    if side == "hi":
+        extra = unknown_ranks(tensor, cutoff).counts()
+    else:
+        extra = unknown_elsewhere(tensor, cutoff)
+    counts = with_unknown_at(tensor, best, all_unknown=False)
+    counts[:, best] += extra.reshape(-1)
+    ideal_value = ideal(counts).reshape(extra.shape)
     if side == "hi":
         cg = cg + extra * gains[best]
     return safe_divide(cg, ideal_value)
+
+
+def with_unknown_at(tensor: EvalTensor, code: int, *, all_unknown: bool) -> np.ndarray:
+    """(S * T, G) judged documents per grade code of each list's topic, plus, at ``code``,
+    every unknown document of the list (``all_unknown``: those it retrieved and the qrels'
+    rows without a judgment; else none)."""
+    counts = np.broadcast_to(
+        tensor.grade_counts, (tensor.n_runs, tensor.n_topics, tensor.grade_counts.shape[1])
+    ).copy()
+    if all_unknown:
+        counts[:, :, code] += unknown_ranks(tensor).counts() + unknown_elsewhere(tensor)
+    return counts.reshape(-1, counts.shape[2])
+
+
+def ratio_bounds(tensor: EvalTensor, side: str, gains: np.ndarray, value, ideal) -> np.ndarray:
+    """(S, T) bounds of a measure value / ideal in [0, 1] whose value and ideal both rise
+    with any document's gain (nDCG, nERR): the least value over the greatest ideal (every
+    unknown document at the highest gain), and the greatest value (the unknown documents it
+    retrieved at the highest gain) over the least ideal (every unknown document at 0), at
+    most 1. Bounds that hold, not always the least and greatest values.
+
+    ``value(tensor)`` is (S, T); ``ideal(counts)`` the ideal of (S * T, G) counts of judged
+    documents per grade code.
+    """
+    best = int(np.argmax(gains))
+    shape = (tensor.n_runs, tensor.n_topics)
+    if side == "lo":
+        top = ideal(with_unknown_at(tensor, best, all_unknown=True)).reshape(shape)
+        return safe_divide(value(tensor), top)
+    high = value(top_grade_view(tensor, best))
+    least = ideal(with_unknown_at(tensor, best, all_unknown=False)).reshape(shape)
+    # an ideal of 0 holds no gain: any gain the list has then makes the value 1 at most
+    return np.where(least > 0, np.minimum(1.0, safe_divide(high, least)), (high > 0) * 1.0)
 
 
 def recall_bounds(tensor: EvalTensor, rel: float, cutoff: int | None, side: str) -> np.ndarray:

@@ -44,7 +44,7 @@ from metaeval.measures._common import (
 )
 from metaeval.measures.base import Measure, MeasureValueError, register
 from metaeval.measures.binary import BinaryMeasure
-from metaeval.measures.bounds import monotone_bounds, ncg_bounds
+from metaeval.measures.bounds import monotone_bounds, ncg_bounds, ratio_bounds
 
 #: Type of a ``gains=`` parameter once normalised: sorted ((grade, gain), ...) pairs, a
 #: whole-number grade as an int, another as a float.
@@ -192,7 +192,12 @@ def ideal_per_rank(
 def ideal_depth(tensor: EvalTensor, cutoff: int | None) -> int:
     """Ranks an ideal list can fill: the most judged documents of any topic, at most the
     cutoff, and at least 1 (so discount tables are never empty)."""
-    longest = int(tensor.grade_counts.sum(axis=1).max(initial=0))
+    return counts_depth(tensor.grade_counts, cutoff)
+
+
+def counts_depth(grade_counts: np.ndarray, cutoff: int | None) -> int:
+    """:func:`ideal_depth` of rows of counts of judged documents per grade code."""
+    longest = int(grade_counts.sum(axis=1).max(initial=0))
     return max(longest if cutoff is None else min(cutoff, longest), 1)
 
 
@@ -330,6 +335,19 @@ class nDCG(GainMeasure):
         dcg = hits.total(gains[hits.grade] * self.weights(hits.depth)[hits.rank0])
         return safe_divide(dcg, self._ideal(tensor, gains)[None, :])
 
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        gains = self.gain_values(tensor.levels)
+
+        def dcg(view):
+            hits = ranked_hits(view, lambda codes: positive_at(gains, codes), self.cutoff)
+            return hits.total(gains[hits.grade] * self.weights(hits.depth)[hits.rank0])
+
+        def ideal(counts):
+            weights = self.weights(counts_depth(counts, self.cutoff))
+            return ideal_dcg(counts, gains, weights, self.cutoff)
+
+        return ratio_bounds(tensor, side, gains, dcg, ideal)
+
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         # A document's expected discount is the mean discount of its tie group's ranks.
         gains = self.gain_values(tensor.levels)
@@ -381,8 +399,8 @@ class nCG(GainMeasure):
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
         gains = self.gain_values(tensor.levels)
 
-        def ideal(counts, depth):
-            return ideal_dcg(counts, gains, np.ones(depth), self.cutoff)
+        def ideal(counts):
+            return ideal_dcg(counts, gains, np.ones(counts_depth(counts, self.cutoff)), self.cutoff)
 
         return ncg_bounds(tensor, gains, self.cutoff, side, ideal)
 
@@ -882,6 +900,16 @@ class nERR(_Cascade):
     def _ideal(self, tensor: EvalTensor, stop: np.ndarray) -> np.ndarray:
         depth = ideal_depth(tensor, self.cutoff)
         return _err(ideal_per_rank(tensor.grade_counts, stop, depth))[None, :]
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        stop = self.stop_probabilities(tensor.levels)
+
+        def ideal(counts):
+            return _err(ideal_per_rank(counts, stop, counts_depth(counts, self.cutoff)))
+
+        return ratio_bounds(
+            tensor, side, stop, lambda view: _err_sparse(view, self.cutoff, stop), ideal
+        )
 
 
 # ---------------------------------------------------------------------------- GAP family

@@ -100,6 +100,25 @@ def test_bounds_are_the_extremes_over_every_assignment_of_grades(seed):
         assert (lo <= truth + 1e-12).all() and (truth <= hi + 1e-12).all(), name
 
 
+#: Measures whose bounds hold without always being the least and greatest values.
+HOLDING = ["nDCG", "nDCG@3", "nDCG(gain=exp,gains={1:3,2:1})@4", "nERR", "nERR@3"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bounds_that_hold_contain_every_assignment_of_grades(seed):
+    rows, frame, keep = _case(seed)
+    full, cut = _tensor(rows, frame, keep)
+    runs = sorted(set(frame["run"]))
+    every = [_every_completion(rows, keep, frame[frame["run"] == r], HOLDING) for r in runs]
+    for name in HOLDING:
+        values = [e[name] for e in every]
+        lo = parse_measure(f"{parse_measure(name).name}_lo{_rest(name)}").compute(cut)[:, 0]
+        hi = parse_measure(f"{parse_measure(name).name}_hi{_rest(name)}").compute(cut)[:, 0]
+        assert (lo <= np.array([v.min() for v in values]) + 1e-12).all(), name
+        assert (hi >= np.array([v.max() for v in values]) - 1e-12).all(), name
+        assert ((lo >= 0) & (hi <= 1)).all(), name
+
+
 def _rest(name: str) -> str:
     """What follows a measure's name: its parameters and cutoff."""
     base = parse_measure(name).name
@@ -112,8 +131,8 @@ def test_names_and_refusals():
     assert str(parse_measure("map_hi")) == "AP_hi"
     rows, frame, keep = _case(0)
     _, cut = _tensor(rows, frame, keep)
-    with pytest.raises(ValueError, match=r"^nDCG_hi@3: its bounds over the grades of unjudged"):
-        parse_measure("nDCG_hi@3").compute(cut)
+    with pytest.raises(ValueError, match=r"^Q_hi@3: its bounds over the grades of unjudged"):
+        parse_measure("Q_hi@3").compute(cut)
     with pytest.raises(ValueError, match="bounds are for full lists"):
         parse_measure("AP_lo").condensed().compute(cut)
 
@@ -126,6 +145,7 @@ def test_bounds_contain_the_full_and_the_true_values_of_a_cut_simulated_world():
     rng = np.random.default_rng(4)
     cut = full.with_judgments((full.judgments >= 0) & (rng.random(len(full.judgments)) < 0.3))
     names = ["AP", "AP@100", "P@10", "R@100", "RR", "RBP(p=0.8)", "ERR@20", "NumRelRet"]
+    names += ["nCG@20", "nDCG@10", "nDCG", "nERR@20"]
     for name in names:
         measure = parse_measure(name)
         lo = parse_measure(f"{measure.name}_lo{_rest(name)}").compute(cut)
