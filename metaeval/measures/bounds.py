@@ -14,7 +14,8 @@ the value under any completion of the judgments lies between them (docs/methods.
 - nCG: the same, as a gain within the cutoff never lowers it (:func:`ncg_bounds`).
 - nDCG, nERR: the list's value and the ideal both rise with any gain, so the least value over
   the greatest ideal and the greatest value over the least ideal hold them
-  (:func:`ratio_bounds`); these hold, but are not always the least and greatest values.
+  (:func:`ratio_bounds`); these hold, but are not always the least and greatest values. Q's
+  bounds hold the same way, term by term (``Q._bounds``).
 - Recall: the highest value makes relevant the unknown documents within the cutoff, the
   lowest every other unknown one (a relevant document within the cutoff raises C(k)/R).
 - AP: moving a relevant document up past a non-relevant one never lowers the sum of C(r)/r

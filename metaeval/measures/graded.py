@@ -44,7 +44,13 @@ from metaeval.measures._common import (
 )
 from metaeval.measures.base import Measure, MeasureValueError, register
 from metaeval.measures.binary import BinaryMeasure
-from metaeval.measures.bounds import monotone_bounds, ncg_bounds, ratio_bounds
+from metaeval.measures.bounds import (
+    monotone_bounds,
+    ncg_bounds,
+    ratio_bounds,
+    top_grade_view,
+    with_unknown_at,
+)
 
 #: Type of a ``gains=`` parameter once normalised: sorted ((grade, gain), ...) pairs, a
 #: whole-number grade as an int, another as a float.
@@ -187,6 +193,17 @@ def ideal_per_rank(
         block = (r >= starts[:, b : b + 1]) & (r < ends[:, b : b + 1])
         out[block] = table[grade]
     return out
+
+
+def ideal_cumulative_at(counts: np.ndarray, gains: np.ndarray, grades: np.ndarray, hits):
+    """CG*(r) at every hit's rank r of the ideal list of its (run, topic) row of ``counts``
+    ((S * T, G) documents per grade code, the ``grades`` in it, highest gain first), as
+    :func:`ideal_per_rank` would give, without building the lists."""
+    order = grades[np.argsort(-gains[grades], kind="stable")]
+    blocks = counts[:, order]
+    starts = (np.cumsum(blocks, axis=1) - blocks)[hits.group]
+    taken = np.clip(hits.rank0[:, None] + 1 - starts, 0, blocks[hits.group])
+    return taken @ gains[order]
 
 
 def ideal_depth(tensor: EvalTensor, cutoff: int | None) -> int:
@@ -467,14 +484,53 @@ class Q(GainMeasure, BinaryMeasure):
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         gains = self.relevant_gains(tensor)
+        total = self._terms(
+            tensor,
+            gains,
+            lambda hits: self.ideal_cumulative(tensor, gains, hits.depth)[hits.topic, hits.rank0],
+        )
+        return self.per_relevant(tensor, total)
+
+    def _terms(self, view: EvalTensor, gains: np.ndarray, ideal_at) -> np.ndarray:
+        """(S, T) sum over the relevant ranks r of (C(r) + beta CG(r)) / (r + beta CG*(r)),
+        ``ideal_at(hits)`` giving CG*(r) at each relevant rank."""
         # Only relevant ranks add a term, and only they have a gain: C(r) and CG(r) at those
         # ranks are cumulative sums over the relevant ranks alone.
-        hits = self.relevant_hits(tensor, self.cutoff)
+        hits = self.relevant_hits(view, self.cutoff)
         count = hits.cumsum(np.ones(len(hits.rank), dtype=np.int64))
         cg = hits.cumsum(gains[hits.grade])
-        cg_ideal = self.ideal_cumulative(tensor, gains, hits.depth)[hits.topic, hits.rank0]
-        total = hits.total((count + self.beta * cg) / (hits.rank + self.beta * cg_ideal))
-        return self.per_relevant(tensor, total)
+        return hits.total((count + self.beta * cg) / (hits.rank + self.beta * ideal_at(hits)))
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        # Bounds that hold (docs/methods.md §6.7): every term's numerator rises with the
+        # gains, its denominator with the ideal's, and R with the relevant documents.
+        # Highest: the unknown documents it retrieved relevant at the highest gain, over the
+        # least ideal and the least R; lowest: the judged relevant ones alone, over the
+        # ideal and R with every unknown document relevant at the highest gain.
+        gains = self.relevant_gains(tensor)
+        if not gains.any():  # nothing can be relevant
+            return np.zeros((tensor.n_runs, tensor.n_topics))
+        best = int(np.argmax(gains))
+        grades = np.arange(tensor.code_at_least(self.rel), tensor.n_grades)
+        if side == "hi":
+            high = self._terms(
+                top_grade_view(tensor, best),
+                gains,
+                lambda hits: self.ideal_cumulative(tensor, gains, tensor.depth)[
+                    hits.topic, hits.rank0
+                ],
+            )
+            # 1 / R (1 / min(R, k)), or 0 where R = 0
+            inverse = self.per_relevant(tensor, np.ones((tensor.n_runs, tensor.n_topics)))
+            return np.where(inverse > 0, np.minimum(1.0, high * inverse), (high > 0) * 1.0)
+        counts = with_unknown_at(tensor, best, all_unknown=True)
+        low = self._terms(
+            tensor, gains, lambda hits: ideal_cumulative_at(counts, gains, grades, hits)
+        )
+        n_rel = counts[:, grades].sum(axis=1).reshape(tensor.n_runs, tensor.n_topics)
+        if self.cutoff is not None:
+            n_rel = np.minimum(n_rel, self.cutoff)
+        return safe_divide(low, n_rel)
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         # At position j of its tie group (rank a + j + 1, size n), a relevant document of gain

@@ -101,7 +101,16 @@ def test_bounds_are_the_extremes_over_every_assignment_of_grades(seed):
 
 
 #: Measures whose bounds hold without always being the least and greatest values.
-HOLDING = ["nDCG", "nDCG@3", "nDCG(gain=exp,gains={1:3,2:1})@4", "nERR", "nERR@3"]
+HOLDING = [
+    "nDCG",
+    "nDCG@3",
+    "nDCG(gain=exp,gains={1:3,2:1})@4",
+    "nERR",
+    "nERR@3",
+    "Q",
+    "Q@3",
+    "Q(beta=0.5,rel=2)",
+]
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -131,8 +140,8 @@ def test_names_and_refusals():
     assert str(parse_measure("map_hi")) == "AP_hi"
     rows, frame, keep = _case(0)
     _, cut = _tensor(rows, frame, keep)
-    with pytest.raises(ValueError, match=r"^Q_hi@3: its bounds over the grades of unjudged"):
-        parse_measure("Q_hi@3").compute(cut)
+    with pytest.raises(ValueError, match=r"^Bpref_hi: its bounds over the grades of unjudged"):
+        parse_measure("Bpref_hi").compute(cut)
     with pytest.raises(ValueError, match="bounds are for full lists"):
         parse_measure("AP_lo").condensed().compute(cut)
 
@@ -145,7 +154,7 @@ def test_bounds_contain_the_full_and_the_true_values_of_a_cut_simulated_world():
     rng = np.random.default_rng(4)
     cut = full.with_judgments((full.judgments >= 0) & (rng.random(len(full.judgments)) < 0.3))
     names = ["AP", "AP@100", "P@10", "R@100", "RR", "RBP(p=0.8)", "ERR@20", "NumRelRet"]
-    names += ["nCG@20", "nDCG@10", "nDCG", "nERR@20"]
+    names += ["nCG@20", "nDCG@10", "nDCG", "nERR@20", "Q", "Q@100"]
     for name in names:
         measure = parse_measure(name)
         lo = parse_measure(f"{measure.name}_lo{_rest(name)}").compute(cut)

@@ -445,6 +445,6 @@ def test_the_width_of_the_bounds_grows_as_judgments_are_removed(tmp_path, trec_f
 
     page = write_report(tmp_path / "out", formats=["md"])["md"].read_text()
     assert "bound_width" in page and "width" in page
-    bad = BOUNDS_STUDY.format(root=trec_files, measures='"AP", "Q@10"')
-    with pytest.raises(SpecError, match="Q@10 has none"):
+    bad = BOUNDS_STUDY.format(root=trec_files, measures='"AP", "Bpref"')
+    with pytest.raises(SpecError, match="Bpref has none"):
         load_spec(write_spec(tmp_path, bad, "bad.toml"))
