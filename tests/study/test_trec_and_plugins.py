@@ -401,50 +401,20 @@ def test_a_trec_world_can_score_the_expected_value_over_tied_orderings(tmp_path,
         load_spec(tied_path)
 
 
-BOUNDS_STUDY = """
-schema = 1
-
-[study]
-name = "bounds"
-seed = 3
-topic_resamples = 20
-
-[[worlds]]
-id = "files"
-kind = "trec"
-qrels = "{root}/qrels.txt"
-rel = 1
-runs = "{root}/runs/*.run"
-
-[[degraders]]
-id = "bv"
-method = "stratified"
-levels = [50, 20]
-trials = 2
-
-[measures]
-names = [{measures}]
-
-[[criteria]]
-kind = "bound_width"
-"""
-
-
 def test_the_width_of_the_bounds_grows_as_judgments_are_removed(tmp_path, trec_files):
+    from metaeval.report import write_report
     from metaeval.study.spec import SpecError
 
-    text = BOUNDS_STUDY.format(root=trec_files, measures='"AP", "P@10"')
-    spec = load_spec(write_spec(tmp_path, text, "bounds.toml"))
-    assert run_study(spec, tmp_path / "out", jobs=1, quiet=True).complete
+    path = trec_spec(tmp_path, trec_files, extra='[[criteria]]\nkind = "bound_width"')
+    assert run_study(load_spec(path), tmp_path / "out", jobs=1, quiet=True).complete
     res = load_results(tmp_path / "out")
     width = res[res["statistic"] == "width"].groupby(["measure", "level"])["value"].mean()
-    for m in ("AP", "P@10"):
+    for m in ("AP", "nDCG@10", "GMAP"):
         assert width[(m, "full")] <= width[(m, "50")] <= width[(m, "20")], m
         assert width[(m, "20")] > 0
-    from metaeval.report import write_report
-
     page = write_report(tmp_path / "out", formats=["md"])["md"].read_text()
     assert "bound_width" in page and "width" in page
-    bad = BOUNDS_STUDY.format(root=trec_files, measures='"AP", "Bpref"')
+    # a measure without bounds is refused when the study is read
+    Path(path).write_text(Path(path).read_text().replace('"nDCG@10"', '"Bpref"'))
     with pytest.raises(SpecError, match="Bpref has none"):
-        load_spec(write_spec(tmp_path, bad, "bad.toml"))
+        load_spec(path)
