@@ -171,6 +171,9 @@ def test_world_option_syntax(tmp_path):
     # more run files by key, and an empty value that drops a setting of the study's world
     t = parse_world_option("dl=q.txt,runs=a/*,runs=b/*,top_grades=", tmp_path).table
     assert t["runs"] == [str(tmp_path / "a/*"), str(tmp_path / "b/*")] and t["top_grades"] == ""
+    # how ties are ordered, kept in the reproduce command
+    change = parse_world_option("dl=q.txt,r/*,ties=expected", tmp_path)
+    assert change.table["ties"] == "expected" and change.args[1].endswith(",ties=expected")
 
 
 @pytest.mark.parametrize(
