@@ -112,7 +112,9 @@ def toml(value) -> str:
     return repr(value)
 
 
-def study(*, params: str = "", degrader: str = "", criterion: str = "") -> str:
+def study(*, params: str = "", degrader: str = "", criterion: str = "", world: str = "") -> str:
+    """A small study file: a simulated world (with ``params`` and any further ``world``
+    lines), one degrader, AP, one criterion."""
     degrader = degrader or 'method = "stratified"\nlevels = [50]'
     criterion = criterion or 'kind = "swap"'
     return f"""schema = 1
@@ -127,6 +129,7 @@ preset = "trec_like"
 n_topics = 5
 n_systems = 4
 params = {{ {params} }}
+{world}
 
 [[degraders]]
 {degrader}

@@ -119,6 +119,7 @@ def dense_oracle(tensor: EvalTensor) -> EvalTensor:
         answered=tensor.answered,
         judgment_topic=tensor.judgment_topic,
         n_grades=tensor.n_grades,
+        levels=tensor.levels,
         qrels=tensor.qrels,
         path="dense",
     )

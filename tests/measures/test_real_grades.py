@@ -28,6 +28,8 @@ import pytest
 from metaeval import EvalTensor, Qrels, RunSet, read_qrels, write_qrels
 from metaeval.data.errors import TrecFormatError
 from metaeval.measures import parse_measure, registered
+from tests.engine.test_sparse import dense_oracle
+from tests.test_param_constraints import study
 
 #: Grade values drawn for the random collections: real, with 0 and a few repeats.
 GRADES = (0.0, 0.0, 0.25, 0.5, 0.5, 1.0, 1.33, 2.0, 2.7)
@@ -463,17 +465,7 @@ def test_the_tensor_carries_the_levels_to_every_view():
         tensor.using("dense"),
         EvalTensor.concat([tensor]),
         pickle.loads(pickle.dumps(tensor)),
-        EvalTensor.from_index(
-            doc_index=tensor.doc_index,
-            judgments=tensor.judgments,
-            runs=tensor.runs,
-            topics=tensor.topics,
-            lengths=tensor.lengths,
-            answered=tensor.answered,
-            judgment_topic=tensor.judgment_topic,
-            n_grades=tensor.n_grades,
-            levels=tensor.levels,
-        ),
+        dense_oracle(tensor),
     ]
     for view in views:
         np.testing.assert_array_equal(view.levels, tensor.levels)
@@ -600,7 +592,7 @@ def test_the_command_line_takes_a_real_level(tmp_path):
 def test_a_study_world_takes_a_real_level(written, read):
     from metaeval.study.spec import load_spec
 
-    spec = load_spec("study.toml", text=_study(f"rel = {written}"))
+    spec = load_spec("study.toml", text=study(world=f"rel = {written}"))
     (world,) = spec.worlds
     assert world.rel == read and type(world.rel) is type(read)
 
@@ -610,32 +602,6 @@ def test_a_study_world_refuses_a_level_that_is_no_positive_number(written):
     from metaeval.study.spec import SpecError, load_spec
 
     with pytest.raises(SpecError) as info:
-        load_spec("study.toml", text=_study(f"rel = {written}"))
+        load_spec("study.toml", text=study(world=f"rel = {written}"))
     message = str(info.value)
     assert message.startswith("study.toml: worlds[0].rel: ") and "\n" not in message
-
-
-def _study(line: str) -> str:
-    return f"""schema = 1
-[study]
-name = "levels"
-seed = 1
-
-[[worlds]]
-id = "sim"
-kind = "simulator"
-preset = "trec_like"
-n_topics = 5
-n_systems = 4
-{line}
-
-[[degraders]]
-method = "stratified"
-levels = [50]
-
-[measures]
-names = ["AP"]
-
-[[criteria]]
-kind = "swap"
-"""
