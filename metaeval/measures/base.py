@@ -246,14 +246,16 @@ class Measure:
                 f"{self}: rel={_format_value(rel)} is above the highest grade in the qrels "
                 f"({_format_value(top)}): no document is relevant, every score is 0"
             )
-        view = tensor.condensed() if self.judged_only else tensor
+        # Every completion of the judgments leaves no document unjudged, so a condensed
+        # measure's bounds are those of the measure on the full lists.
+        view = tensor.condensed() if self.judged_only and self.bound is None else tensor
         # Over tied orderings only where one changes the list; the others are all trec_eval's.
         compute = self._expected if view.order_ties and not self.order_free else self._compute
         if self.bound is not None:
-            if self.judged_only or view.order_ties:
+            if view.order_ties:
                 raise MeasureValueError(
-                    f"{self}: bounds are for full lists in one order (no condensed variant, "
-                    "no expected value over tied orderings)"
+                    f"{self}: bounds are for lists in one order, not for the expected value "
+                    "over tied orderings"
                 )
             compute = functools.partial(self._bounds, side=self.bound)
         try:
@@ -295,9 +297,8 @@ class Measure:
         ]
 
     def __str__(self) -> str:
-        text = self.name + ("'" if self.judged_only else "")
-        if self.bound is not None:
-            text += f"_{self.bound}"
+        text = self.name + (f"_{self.bound}" if self.bound is not None else "")
+        text += "'" if self.judged_only else ""
         shown = []
         for f in self.params():
             value = getattr(self, f.name)

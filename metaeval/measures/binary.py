@@ -29,7 +29,13 @@ from metaeval.measures._common import (
     tied_hits,
 )
 from metaeval.measures.base import Measure, MeasureValueError, register
-from metaeval.measures.bounds import ap_bounds, monotone_bounds, recall_bounds
+from metaeval.measures.bounds import (
+    ap_bounds,
+    monotone_bounds,
+    recall_bounds,
+    rprec_bounds,
+    unknown_elsewhere,
+)
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
 
@@ -141,6 +147,9 @@ class Rprec(BinaryMeasure):
         hits = self.tied_relevant(tensor)
         inside = hits.inside(tensor.n_relevant(self.rel)[hits.topic])
         return self.per_topic(tensor, hits, inside / hits.tie_size)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        return rprec_bounds(tensor, self.rel, side)
 
 
 @register(aliases=("MRR", "recip_rank"))
@@ -259,7 +268,7 @@ class Bpref(BinaryMeasure):
     reference = "Buckley & Voorhees, 'Retrieval evaluation with incomplete information', SIGIR 2004"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        group, topic, above = _bpref_parts(tensor, self.rel)
+        group, topic, above, _ = _bpref_parts(tensor, self.rel)
         n_rel = tensor.n_relevant(self.rel)[topic]
         n_non = tensor.n_nonrelevant(self.rel)[topic]
         terms = 1.0 - safe_divide(np.minimum(above, n_rel), np.minimum(n_non, n_rel))
@@ -271,6 +280,18 @@ class Bpref(BinaryMeasure):
         n_non = tensor.n_nonrelevant(self.rel)[topic]
         terms = 1.0 - safe_divide(_mean_capped(above, tied, n_rel), np.minimum(n_non, n_rel))
         return _bpref_total(tensor, group, terms, self.rel)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        def cost(n0, u, r0, m0, r_most, m_most):
+            # min(n, R) / min(N, R) is at least min(n, R) / R and min(n, R) / N_most; at most
+            # min(n, R) / R <= (n0 + u) / R0 when N >= R, else n / N <= (n0 + u) / (N0 + u)
+            least = np.maximum(
+                np.minimum(safe_divide(n0, r_most), 1.0), safe_divide(np.minimum(n0, r0), m_most)
+            )
+            most = np.maximum(np.minimum(safe_divide(n0 + u, r0), 1.0), safe_divide(n0 + u, m0 + u))
+            return least, most
+
+        return _bpref_bounds(tensor, self.rel, side, cost)
 
 
 @register(aliases=("infap",))
@@ -310,10 +331,19 @@ class infAP(BinaryMeasure):
         )
         return self.per_topic(tensor, hits, np.where(is_rel, terms, 0.0))
 
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        # Every completion of the judgments leaves no document unjudged, and infAP is then AP
+        # but for its smoothing, which moves a term at 0-based rank j by
+        # eps (j - 2 rel) / ((j + 1) (j + 2 eps)), less than eps: AP's bounds widened by eps.
+        if side == "hi":
+            return np.minimum(ap_bounds(tensor, self.rel, None, side) + INFAP_EPSILON, 1.0)
+        return np.maximum(ap_bounds(tensor, self.rel, None, side) - INFAP_EPSILON, 0.0)
+
 
 def _bpref_parts(tensor: EvalTensor, rel_level: float):
-    """At every retrieved relevant document: its (run, topic) group, its topic and n_r, the
-    number of judged non-relevant documents ranked above it (unjudged documents skipped).
+    """At every retrieved relevant document: its (run, topic) group, its topic, n_r, the
+    number of judged non-relevant documents ranked above it (unjudged documents skipped), and
+    its 0-based rank.
 
     n_r = (judged documents above) - (relevant documents above); both are positions within a
     group, of the judged ranks and of the relevant ones, so no running sum over every judged
@@ -326,7 +356,49 @@ def _bpref_parts(tensor: EvalTensor, rel_level: float):
     rel_sizes = group_sizes(rel_group, n_groups)
     judged_above = at - judged.group_start[rel_group]
     rel_above = np.arange(len(at)) - (np.cumsum(rel_sizes) - rel_sizes)[rel_group]
-    return rel_group, rel_group % tensor.n_topics, (judged_above - rel_above).astype(np.float64)
+    above = (judged_above - rel_above).astype(np.float64)
+    return rel_group, rel_group % tensor.n_topics, above, judged.rank0[at]
+
+
+def _bpref_bounds(tensor: EvalTensor, rel_level: float, side: str, cost) -> np.ndarray:
+    """(S, T) bounds of a bpref, (1/R) sum over retrieved relevant r of (1 - c_r), that hold
+    over every grade of the unknown documents (docs/methods.md §6.7).
+
+    Under any grades, a judged relevant document r has n_r >= n0_r judged non-relevant
+    documents above it, at most n0_r + u_r (u_r unknown documents above it); R lies in
+    [R0, R0 + L + E] and N in [N0, N0 + L + E] (L unknown documents in the list, E
+    elsewhere), and N >= N0 + (n_r - n0_r). ``cost(n0, u, R0, N0, R_most, N_most)`` gives
+    per document the least and greatest c_r these allow. Highest: the judged terms at their
+    greatest and the L unknown ones at 1, over R0 + L (the sum is at most R0 + s for s of
+    them relevant, so it rises with s); lowest: the judged terms at their least over R0 + L
+    + E.
+    """
+    group, topic, above, rank0 = _bpref_parts(tensor, rel_level)
+    codes = tensor.codes
+    inside = np.arange(codes.shape[2]) < tensor.lengths[:, :, None]
+    unknown = np.cumsum((codes < 0) & inside, axis=2, dtype=np.int32)
+    listed = unknown[:, :, -1].astype(np.float64)
+    others = listed + unknown_elsewhere(tensor)
+    n_rel = tensor.n_relevant(rel_level).astype(np.float64)[None, :]
+    n_non = tensor.n_nonrelevant(rel_level).astype(np.float64)[None, :]
+    most_rel, most_non = (n_rel + others).reshape(-1), (n_non + others).reshape(-1)
+    least, greatest = cost(
+        above,
+        unknown.reshape(-1, codes.shape[2])[group, rank0].astype(np.float64),
+        n_rel[0, topic],
+        n_non[0, topic],
+        most_rel[group],
+        most_non[group],
+    )
+    if side == "hi":
+        sums = _bpref_sums(tensor, group, 1.0 - least) + listed
+        return safe_divide(sums, n_rel + listed)
+    return safe_divide(_bpref_sums(tensor, group, 1.0 - np.minimum(greatest, 1.0)), n_rel + others)
+
+
+def _bpref_sums(tensor: EvalTensor, group: np.ndarray, terms: np.ndarray) -> np.ndarray:
+    sums = np.bincount(group, weights=terms, minlength=tensor.n_runs * tensor.n_topics)
+    return sums.reshape(tensor.n_runs, tensor.n_topics)
 
 
 def _bpref_tied_parts(tensor: EvalTensor, rel_level: float):
@@ -357,10 +429,7 @@ def _mean_capped(low: np.ndarray, spread: np.ndarray, cap: np.ndarray) -> np.nda
 
 
 def _bpref_total(tensor: EvalTensor, group: np.ndarray, terms: np.ndarray, rel_level: float):
-    sums = np.bincount(group, weights=terms, minlength=tensor.n_runs * tensor.n_topics)
-    return safe_divide(
-        sums.reshape(tensor.n_runs, tensor.n_topics), tensor.n_relevant(rel_level)[None, :]
-    )
+    return safe_divide(_bpref_sums(tensor, group, terms), tensor.n_relevant(rel_level)[None, :])
 
 
 @register(aliases=("bpref_R",))
@@ -379,7 +448,7 @@ class Bpref_R(BinaryMeasure):
     reference = "Buckley & Voorhees, SIGIR 2004; Sakai, 'Alternatives to bpref', SIGIR 2007"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        group, topic, above = _bpref_parts(tensor, self.rel)
+        group, topic, above, _ = _bpref_parts(tensor, self.rel)
         n_rel = tensor.n_relevant(self.rel)[topic]
         terms = 1.0 - safe_divide(np.minimum(above, n_rel), n_rel)
         return _bpref_total(tensor, group, terms, self.rel)
@@ -389,6 +458,13 @@ class Bpref_R(BinaryMeasure):
         n_rel = tensor.n_relevant(self.rel)[topic]
         terms = 1.0 - safe_divide(_mean_capped(above, tied, n_rel), n_rel)
         return _bpref_total(tensor, group, terms, self.rel)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        def cost(n0, u, r0, m0, r_most, m_most):  # min(n, R) / R
+            least = np.minimum(safe_divide(n0, r_most), 1.0)
+            return least, np.minimum(safe_divide(n0 + u, r0), 1.0)
+
+        return _bpref_bounds(tensor, self.rel, side, cost)
 
 
 @register(aliases=("bpref_N",))
@@ -407,7 +483,7 @@ class Bpref_N(BinaryMeasure):
     reference = "Sakai, 'Alternatives to bpref', SIGIR 2007; NTCIREVAL"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
-        group, topic, above = _bpref_parts(tensor, self.rel)
+        group, topic, above, _ = _bpref_parts(tensor, self.rel)
         terms = 1.0 - safe_divide(above, tensor.n_nonrelevant(self.rel)[topic])
         return _bpref_total(tensor, group, terms, self.rel)
 
@@ -415,6 +491,12 @@ class Bpref_N(BinaryMeasure):
         group, topic, above, tied = _bpref_tied_parts(tensor, self.rel)
         terms = 1.0 - safe_divide(above + tied / 2.0, tensor.n_nonrelevant(self.rel)[topic])
         return _bpref_total(tensor, group, terms, self.rel)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        def cost(n0, u, r0, m0, r_most, m_most):  # n / N, with N >= N0 + (n - n0)
+            return safe_divide(n0, m_most), safe_divide(n0 + u, m0 + u)
+
+        return _bpref_bounds(tensor, self.rel, side, cost)
 
 
 # ---------------------------------------------------------------------------- trec_eval 10
@@ -465,9 +547,36 @@ class _Interpolated(BinaryMeasure):
         of them. 0 when c exceeds the relevant documents retrieved (or none is retrieved).
         """
         hits = self.relevant_hits(tensor)
-        cut = recall_cut(np.asarray(levels), tensor.n_relevant(self.rel), self.rounding)
-        need = np.maximum(cut, 1)[:, hits.topic]  # (L, hits)
-        values = np.where(hits.count[None, :] >= need, (hits.count / hits.rank)[None, :], 0.0)
+        n_rel = tensor.n_relevant(self.rel)[hits.topic]
+        return self._best_precision(tensor, hits, hits.count, n_rel, levels)
+
+    def interpolated_bounds(self, tensor: EvalTensor, levels: tuple[float, ...], side: str):
+        """(L, S, T) bounds of the interpolated precision at each level over the grades of the
+        unknown documents; they hold, but are not always the least and greatest values.
+
+        Under any grades, rank r holds J(r) + a relevant documents, a of its U(r) unknown ones
+        above it, and R0 + a <= R <= R0 + L + E (L unknown documents in the list, E
+        elsewhere). The cut rises by at most one when R does, so a rank that reaches its cut
+        with some a reaches it with a = U(r): the highest bound is the best (J(r) + U(r)) / r
+        over the ranks reaching the cut of R0 + U(r) with J(r) + U(r); the lowest the best
+        J(r) / r over the relevant ranks reaching the cut of R0 + L + E with J(r).
+        """
+        codes, n_rel = tensor.codes, tensor.n_relevant(self.rel)
+        unknown = (codes < 0) & (np.arange(codes.shape[2]) < tensor.lengths[:, :, None])
+        if side == "hi":
+            hits = RankedHits(codes, (codes >= tensor.code_at_least(self.rel)) | unknown)
+            seen = hits.cumsum(hits.grade < 0)
+            return self._best_precision(tensor, hits, hits.count, n_rel[hits.topic] + seen, levels)
+        hits = self.relevant_hits(tensor)
+        most = n_rel[None, :] + unknown.sum(axis=2) + unknown_elsewhere(tensor)
+        return self._best_precision(tensor, hits, hits.count, most.reshape(-1)[hits.group], levels)
+
+    def _best_precision(self, tensor, hits: RankedHits, found, n_rel, levels) -> np.ndarray:
+        """(L, S, T) the greatest found / rank over the hits where ``found`` (relevant
+        documents down to the hit) reaches the cut of each level for ``n_rel`` (R, per hit)."""
+        cut = recall_cut(np.asarray(levels), n_rel, self.rounding)
+        need = np.maximum(cut, 1)  # (L, hits)
+        values = np.where(found[None, :] >= need, (found / hits.rank)[None, :], 0.0)
         out = np.zeros((len(levels), tensor.n_runs * tensor.n_topics))
         groups, first = hits.first()
         if len(groups):
@@ -529,6 +638,9 @@ class IPrec(_Interpolated):
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         return self.interpolated(tensor, (self.recall,))[0]
 
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        return self.interpolated_bounds(tensor, (self.recall,), side)[0]
+
 
 @register
 @dataclass(frozen=True, kw_only=True)
@@ -568,8 +680,13 @@ class IPrecAvg(_Interpolated):
         object.__setattr__(self, "levels", tuple(float(x) for x in self.levels))
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        return self._average(self.interpolated(tensor, self.levels))
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        return self._average(self.interpolated_bounds(tensor, self.levels, side))
+
+    def _average(self, values: np.ndarray) -> np.ndarray:
         # Summed level by level, in order, then divided: trec_eval's sum / num_params.
-        values = self.interpolated(tensor, self.levels)
         total = np.zeros(values.shape[1:])
         for level in values:
             total = total + level
@@ -606,4 +723,12 @@ class YAAP(BinaryMeasure):
         hits = self.relevant_hits(tensor)
         s = hits.total(hits.count / hits.rank)
         n_rel = tensor.n_relevant(self.rel)[None, :].astype(np.float64)
-        return np.log((1.0 + s) / (1.0 + n_rel - s))
+        return _yaap(s, n_rel)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        # it rises with S and falls with R, as AP does
+        return ap_bounds(tensor, self.rel, None, side, _yaap)
+
+
+def _yaap(s: np.ndarray, n_rel: np.ndarray) -> np.ndarray:
+    return np.log((1.0 + s) / (1.0 + n_rel - s))

@@ -22,7 +22,14 @@ the value under any completion of the judgments lies between them (docs/methods.
   over the relevant ranks, so among the assignments with s unknown relevant documents in the
   list the best puts them on the first s unknown ranks and the worst on the last s;
   :func:`ap_bounds` takes the best (the worst) over s, with every other unknown document
-  non-relevant (relevant).
+  non-relevant (relevant). YAAP rises with the same sum and falls with R, so the same scan
+  gives it; GAP and eGAP get bounds that hold from AP's at each threshold, infAP from AP's.
+- R-prec: :func:`rprec_bounds`, a scan of R.
+- bpref and interpolated precision: bounds that hold, from what the unknown documents above a
+  rank can change (their measures' ``_bounds``).
+
+A condensed measure's bounds are the measure's: every completion of the judgments leaves no
+document unjudged.
 """
 
 from __future__ import annotations
@@ -30,10 +37,13 @@ from __future__ import annotations
 import numpy as np
 
 from metaeval.engine import EvalTensor
-from metaeval.measures._common import RankedHits, group_sizes, safe_divide, top
+from metaeval.measures._common import RankedHits, group_sizes, ranks, safe_divide, top
 
-#: The measures that have bounds, in words.
-BOUNDED = "AP, P, R, RR, Success, nCG, RBP, ERR, NumRelRet and the C/W/L measures of fixed weights"
+#: The measures without bounds, in words.
+WITHOUT_BOUNDS = (
+    "xGAP, RBP normalised per topic, the adaptive C/W/L measures (INST, CWL_RR, CWL_AP, BPM, "
+    "IFT, NERR) and the C/W/L residuals"
+)
 
 
 def top_grade_view(tensor: EvalTensor, code: int | None = None) -> EvalTensor:
@@ -159,8 +169,12 @@ def recall_bounds(tensor: EvalTensor, rel: float, cutoff: int | None, side: str)
     return safe_divide(found, n_rel + unknown_elsewhere(tensor, cutoff))
 
 
-def ap_bounds(tensor: EvalTensor, rel: float, cutoff: int | None, side: str) -> np.ndarray:
-    """(S, T) bounds of AP@k over the unknown documents (see the module's docstring).
+def ap_bounds(
+    tensor: EvalTensor, rel: float, cutoff: int | None, side: str, value=safe_divide
+) -> np.ndarray:
+    """(S, T) bounds of AP@k over the unknown documents (see the module's docstring), or of
+    ``value(S, R)`` of the sum S of C(r)/r and R when given (YAAP): any function that rises
+    with S and falls with R.
 
     With the unknown ranks u_1 < ... < u_L of a list within the cutoff, J(u) its judged
     relevant documents at ranks <= u and T(u) the sum of 1/r over those below u, making u_s
@@ -193,13 +207,61 @@ def ap_bounds(tensor: EvalTensor, rel: float, cutoff: int | None, side: str) -> 
         later = _within_from_end(unknown, 1.0 / u) - 1.0 / u
         added = _within_from_end(unknown, (J + 1.0) / u + T + later)
         chosen = _count_from_end(unknown)
-    value = safe_divide(base[unknown.group] + added, n_rel[unknown.group] + chosen)
-    out = safe_divide(base, n_rel)  # s = 0
+    values = value(base[unknown.group] + added, n_rel[unknown.group] + chosen)
+    out = value(base, n_rel)  # s = 0
     groups, first = unknown.first()
     if len(groups):
         best = np.maximum if side == "hi" else np.minimum
-        out[groups] = best(out[groups], best.reduceat(value, first))
+        out[groups] = best(out[groups], best.reduceat(values, first))
     return out.reshape(hits.shape)
+
+
+def rprec_bounds(tensor: EvalTensor, rel: float, side: str) -> np.ndarray:
+    """(S, T) bounds of R-precision, C(R)/R, over the unknown documents.
+
+    Making relevant some of the unknown documents a list retrieved (s of its L) and some of
+    those elsewhere (e of E) sets R = R0 + s + e; for a given R, C(R) is greatest with the
+    largest s = min(L, R - R0) on the first unknown ranks, least with the smallest
+    s = max(0, R - R0 - E) on the last ones. Each bound is the best (worst) over R = R0 ..
+    R0 + L + E: a scan of the ranks 1 .. depth, and beyond them, where C(R) no longer
+    changes with R, the R at which its ratio turns.
+    """
+    codes = tensor.codes
+    depth = codes.shape[2]
+    inside = np.arange(depth) < tensor.lengths[:, :, None]
+    found = np.cumsum(codes >= tensor.code_at_least(rel), axis=2, dtype=np.int32)
+    seen = np.cumsum((codes < 0) & inside, axis=2, dtype=np.int32)
+    r0 = tensor.n_relevant(rel).astype(np.float64)[None, :, None]
+    listed = seen[:, :, -1:].astype(np.float64)
+    elsewhere = unknown_elsewhere(tensor).astype(np.float64)[:, :, None]
+    most = r0 + listed + elsewhere
+
+    def precision(n_rel, found, seen):
+        if side == "hi":
+            chosen = np.minimum(np.minimum(listed, n_rel - r0), seen)
+        else:
+            chosen = np.maximum(np.maximum(n_rel - r0 - elsewhere, 0.0) - (listed - seen), 0.0)
+        return safe_divide(found + chosen, n_rel)
+
+    n_rel = ranks(depth)[None, None, :]
+    values = precision(n_rel, found, seen)
+    # beyond the depth: the ratio turns at R0 + L (highest) or R0 + E (lowest)
+    start = np.broadcast_to(np.maximum(r0, depth + 1.0), most.shape)
+    beyond = np.concatenate(
+        [start, np.clip(r0 + listed, start, most), np.clip(r0 + elsewhere, start, most), most],
+        axis=2,
+    )
+    values = np.concatenate([values, precision(beyond, found[:, :, -1:], seen[:, :, -1:])], axis=2)
+    reached = np.concatenate(
+        [(n_rel >= r0) & (n_rel <= most), np.broadcast_to(start <= most, beyond.shape)], axis=2
+    )
+    # R = 0 (nothing relevant) scores 0
+    empty = np.broadcast_to(r0[:, :, 0] == 0, values.shape[:2])
+    if side == "hi":
+        out = np.where(reached, values, -np.inf).max(axis=2)
+        return np.where(empty, np.maximum(out, 0.0), out)
+    out = np.where(reached, values, np.inf).min(axis=2)
+    return np.where(empty, np.minimum(out, 0.0), out)
 
 
 def _within_from_end(hits: RankedHits, values: np.ndarray) -> np.ndarray:

@@ -45,6 +45,7 @@ from metaeval.measures._common import (
 from metaeval.measures.base import Measure, MeasureValueError, register
 from metaeval.measures.binary import BinaryMeasure
 from metaeval.measures.bounds import (
+    ap_bounds,
     monotone_bounds,
     ncg_bounds,
     ratio_bounds,
@@ -1047,6 +1048,16 @@ class _ThresholdMeasure(Measure):
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         return self._value(tensor, expected=True)
 
+    def threshold_bounds(self, tensor: EvalTensor, side: str) -> list[tuple[float, np.ndarray]]:
+        """(g_j, bound of AP_j) for every threshold j with g_j > 0 that a grade of the qrels
+        reaches (AP_j is 0 under any grades at the others)."""
+        g = self.thresholds(tensor.n_grades)
+        return [
+            (g[j], ap_bounds(tensor, tensor.levels[j], None, side))
+            for j in range(1, min(len(g), tensor.n_grades))
+            if g[j] > 0
+        ]
+
 
 @register(aliases=("gap",))
 @dataclass(frozen=True, kw_only=True)
@@ -1091,6 +1102,14 @@ class GAP(_ThresholdMeasure):
             den += g_j * at_least[:, min(j, tensor.n_grades)]
         return safe_divide(hits.total(num), den[None, :])
 
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        # GAP is a mean of the AP_j weighted by g_j R^(j) (0 when every weight is), so it
+        # lies between the least and greatest AP_j: bounds that hold, exact on one grade.
+        bounds = [b for _, b in self.threshold_bounds(tensor, side)]
+        if not bounds:
+            return np.zeros((tensor.n_runs, tensor.n_topics))
+        return (np.maximum if side == "hi" else np.minimum).reduce(bounds)
+
 
 @register(aliases=("egap",))
 @dataclass(frozen=True, kw_only=True)
@@ -1118,6 +1137,13 @@ class eGAP(_ThresholdMeasure):
             # g_j * AP_j, term by term; R^(j) = 0 means no rank has grade >= j: nothing added.
             out += g_j * safe_divide(term, at_least[hits.topic, min(j, tensor.n_grades)])
         return hits.total(out)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        # term by term: bounds that hold, exact on one grade
+        total = np.zeros((tensor.n_runs, tensor.n_topics))
+        for g_j, bound in self.threshold_bounds(tensor, side):
+            total = total + g_j * bound
+        return total
 
 
 @register(aliases=("xgap",))

@@ -35,6 +35,15 @@ MEASURES = [
     "NumRelRet",
     "CWL_P@3",
     "INSQ(T=2,output=ETU)",
+    "Rprec",
+    "Rprec(rel=2)",
+    "YAAP",
+    "YAAP(rel=2)",
+    "AP'",
+    "P'@3",
+    "IPrec(recall=0)",
+    "GAP(g=(0,1))",
+    "eGAP(g=(1,0))",
 ]
 
 
@@ -94,6 +103,17 @@ HOLDING = [
     "Q",
     "Q@3",
     "Q(beta=0.5,rel=2)",
+    "GAP",
+    "eGAP",
+    "IPrec(recall=0.5)",
+    "IPrec(recall=0.3,rounding=trec9)",
+    "IPrecAvg",
+    "IPrecAvg(rel=2)",
+    "Bpref",
+    "Bpref(rel=2)",
+    "Bpref_R",
+    "Bpref_N",
+    "infAP",
 ]
 
 
@@ -132,10 +152,19 @@ def test_names_and_refusals():
     assert str(parse_measure("map_hi")) == "AP_hi"
     rows, frame, keep = _case(0)
     _, cut = _tensor(rows, frame, keep)
-    with pytest.raises(ValueError, match=r"^Bpref_hi: its bounds over the grades of unjudged"):
-        parse_measure("Bpref_hi").compute(cut)
-    with pytest.raises(ValueError, match="bounds are for full lists"):
-        parse_measure("AP_lo").condensed().compute(cut)
+    with pytest.raises(ValueError, match=r"^xGAP_hi: its bounds over the grades of unjudged"):
+        parse_measure("xGAP_hi").compute(cut)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tied_runs = RunSet.from_df(frame.assign(score=1.0), ties="expected")
+        tied = EvalTensor.build(tied_runs, Qrels.from_df(rows))
+    with pytest.raises(ValueError, match="^AP_lo: bounds are for lists in one order"):
+        parse_measure("AP_lo").compute(tied.with_judgments(keep))
+    # a condensed measure's bounds are the measure's: no document is left unjudged
+    np.testing.assert_array_equal(
+        parse_measure("AP_lo'").compute(cut), parse_measure("AP_lo").compute(cut)
+    )
+    assert str(parse_measure("AP_lo'@10")) == "AP_lo'@10"
 
 
 def test_bounds_contain_the_full_and_the_true_values_of_a_cut_simulated_world():
@@ -146,7 +175,8 @@ def test_bounds_contain_the_full_and_the_true_values_of_a_cut_simulated_world():
     rng = np.random.default_rng(4)
     cut = full.with_judgments((full.judgments >= 0) & (rng.random(len(full.judgments)) < 0.3))
     names = ["AP", "AP@100", "P@10", "R@100", "RR", "RBP(p=0.8)", "ERR@20", "NumRelRet"]
-    names += ["nCG@20", "nDCG@10", "nDCG", "nERR@20", "Q", "Q@100"]
+    names += ["nCG@20", "nDCG@10", "nDCG", "nERR@20", "Q", "Q@100", "Rprec", "YAAP", "infAP"]
+    names += ["Bpref", "Bpref_R", "Bpref_N", "GAP", "eGAP", "IPrec(recall=0.2)", "IPrecAvg"]
     for name in names:
         measure = parse_measure(name)
         lo = parse_measure(f"{measure.name}_lo{_rest(name)}").compute(cut)

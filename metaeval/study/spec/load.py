@@ -184,7 +184,7 @@ def _check_score_worlds(worlds, measures, criteria, top: _Table) -> None:
 def _check_bounded_measures(measures, criteria, top: _Table) -> None:
     """The width of the bounds over unjudged documents needs measures that have them."""
     from metaeval.measures import parse_measure
-    from metaeval.measures.bounds import BOUNDED
+    from metaeval.measures.bounds import WITHOUT_BOUNDS
 
     for c in criteria:
         if c.kind != "bound_width":
@@ -194,7 +194,7 @@ def _check_bounded_measures(measures, criteria, top: _Table) -> None:
                 raise top.error(
                     "criteria",
                     f"{c.id} (bound_width) needs measures with bounds over unjudged documents; "
-                    f"{m.name} has none ({BOUNDED} have them)",
+                    f"{m.name} has none (nor have {WITHOUT_BOUNDS})",
                 )
 
 
