@@ -42,7 +42,8 @@ from metaeval.measures._common import RankedHits, group_sizes, ranks, safe_divid
 #: The measures without bounds, in words.
 WITHOUT_BOUNDS = (
     "xGAP, RBP normalised per topic, the adaptive C/W/L measures (INST, CWL_RR, CWL_AP, BPM, "
-    "IFT, NERR) and the C/W/L residuals"
+    "IFT, NERR), and the measures of the judgments themselves (Judged, Unjudged, RBP_resid, "
+    "the C/W/L residuals)"
 )
 
 

@@ -10,7 +10,11 @@ from metaeval.engine import EvalTensor
 from metaeval.measures._common import ranked_hits, tied_hits
 from metaeval.measures.base import Measure, register
 from metaeval.measures.binary import BinaryMeasure
-from metaeval.measures.bounds import monotone_bounds
+from metaeval.measures.bounds import (
+    monotone_bounds,
+    unknown_elsewhere,
+    unknown_ranks,
+)
 
 _COUNT = (0.0, float("inf"))
 
@@ -29,6 +33,9 @@ class NumRet(Measure):
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         return tensor.lengths.astype(np.float64)
 
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        return self._compute(tensor)  # grades do not change it
+
 
 @register(aliases=("num_rel",))
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +51,11 @@ class NumRel(BinaryMeasure):
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         n_rel = tensor.n_relevant(self.rel).astype(np.float64)
         return np.broadcast_to(n_rel[None, :], (tensor.n_runs, tensor.n_topics)).copy()
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        if side == "lo":
+            return self._compute(tensor)
+        return self._compute(tensor) + unknown_ranks(tensor).counts() + unknown_elsewhere(tensor)
 
 
 @register(aliases=("num_rel_ret",))

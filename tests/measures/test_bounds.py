@@ -44,6 +44,9 @@ MEASURES = [
     "IPrec(recall=0)",
     "GAP(g=(0,1))",
     "eGAP(g=(1,0))",
+    "NumRel",
+    "NumRel(rel=2)",
+    "NumRet",
 ]
 
 
