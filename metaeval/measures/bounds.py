@@ -24,9 +24,9 @@ the value under any completion of the judgments lies between them (docs/methods.
   :func:`ap_bounds` takes the best (the worst) over s, with every other unknown document
   non-relevant (relevant). YAAP rises with the same sum and falls with R, so the same scan
   gives it; GAP and eGAP get bounds that hold from AP's at each threshold, infAP from AP's.
+- xGAP, bpref and interpolated precision: bounds that hold, from what the unknown documents
+  above a rank can change (their measures' ``_bounds``).
 - R-prec: :func:`rprec_bounds`, a scan of R.
-- bpref and interpolated precision: bounds that hold, from what the unknown documents above a
-  rank can change (their measures' ``_bounds``).
 
 A condensed measure's bounds are the measure's: every completion of the judgments leaves no
 document unjudged.
@@ -41,7 +41,7 @@ from metaeval.measures._common import RankedHits, group_sizes, ranks, safe_divid
 
 #: The measures without bounds, in words.
 WITHOUT_BOUNDS = (
-    "xGAP, RBP normalised per topic, the adaptive C/W/L measures (INST, CWL_RR, CWL_AP, BPM, "
+    "RBP normalised per topic, the adaptive C/W/L measures (INST, CWL_RR, CWL_AP, BPM, "
     "IFT, NERR), and the measures of the judgments themselves (Judged, Unjudged, RBP_resid, "
     "the C/W/L residuals)"
 )

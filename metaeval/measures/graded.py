@@ -50,6 +50,8 @@ from metaeval.measures.bounds import (
     ncg_bounds,
     ratio_bounds,
     top_grade_view,
+    unknown_elsewhere,
+    unknown_ranks,
     with_unknown_at,
 )
 
@@ -1185,6 +1187,36 @@ class xGAP(_ThresholdMeasure):
         factor = safe_divide(np.cumsum(share, axis=1), np.broadcast_to(big_g, n_rel.shape))
         per_doc = factor[hits.topic, np.minimum(hits.grade, top_grade)]
         return hits.total(per_doc * inner)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        # xGAP = sum_j (g_j / R^(j)) sum_{n: i_n >= j} q(n), with q(n) = sum_{m<=n}
+        # G(min(i_m, i_n)) / (n G(i_n)) in [0, 1]. Under any grades of the unknown documents,
+        # a judged relevant document's q(n) lies between its value with them at 0 and at the
+        # top grade, R^(j) between R0_j + a and R0_j + L + E (a of the list's L unknown
+        # documents at grade >= j, E elsewhere), and each of those a adds at most 1. Bounds
+        # that hold, as bpref's: the judged documents' q at their least over R0_j + L + E,
+        # and at their greatest plus L, over R0_j + L.
+        g = self.thresholds(tensor.n_grades)
+        view = top_grade_view(tensor) if side == "hi" else tensor
+        _, hits, per_grade = self._per_grade(view, expected=False)
+        inner = np.zeros(len(hits.group))
+        for _j, g_j, term in per_grade:
+            inner += g_j * term
+        q = safe_divide(inner, np.cumsum(g)[np.minimum(hits.grade, len(g) - 1)])
+        if side == "hi":  # the view's hits at the ranks judged relevant
+            q = np.where(tensor.codes.reshape(-1)[hits.group * hits.depth + hits.rank0] >= 1, q, 0)
+        at_least = _n_at_least(tensor)
+        listed = unknown_ranks(tensor).counts()
+        total = np.zeros((tensor.n_runs, tensor.n_topics))
+        for j in range(1, min(len(g), tensor.n_grades)):
+            if g[j] > 0:
+                sums = hits.total(np.where(hits.grade >= j, q, 0.0))
+                if side == "hi":
+                    total += g[j] * safe_divide(sums + listed, at_least[None, :, j] + listed)
+                else:
+                    most = at_least[None, :, j] + listed + unknown_elsewhere(tensor)
+                    total += g[j] * safe_divide(sums, most)
+        return total
 
 
 __all__ = [
