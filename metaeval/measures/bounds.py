@@ -26,6 +26,8 @@ the value under any completion of the judgments lies between them (docs/methods.
   gives it; GAP and eGAP get bounds that hold from AP's at each threshold, infAP from AP's.
 - xGAP, bpref and interpolated precision: bounds that hold, from what the unknown documents
   above a rank can change (their measures' ``_bounds``).
+- The C/W/L measures whose C(i) follows the gains: bounds that hold, from the range of C(i)
+  (``CWLMeasure._adaptive_bounds``).
 - R-prec: :func:`rprec_bounds`, a scan of R.
 
 A condensed measure's bounds are the measure's: every completion of the judgments leaves no
@@ -41,9 +43,8 @@ from metaeval.measures._common import RankedHits, group_sizes, ranks, safe_divid
 
 #: The measures without bounds, in words.
 WITHOUT_BOUNDS = (
-    "RBP normalised per topic, the adaptive C/W/L measures (INST, CWL_RR, CWL_AP, BPM, "
-    "IFT, NERR), and the measures of the judgments themselves (Judged, Unjudged, RBP_resid, "
-    "the C/W/L residuals)"
+    "CWL_AP, BPM_dynamic with hb > 1, RBP normalised per topic, and the measures of the "
+    "judgments themselves (Judged, Unjudged, RBP_resid, the C/W/L residuals)"
 )
 
 

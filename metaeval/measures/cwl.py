@@ -134,10 +134,47 @@ class _Ranks:
 def _attention_and_stopping(C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """W and L from C along the last axis (ranks 1..n), as cwl_eval's ``w_vector`` and
     ``l_vector``: reach(i) = prod_{j<i} C(j), W = reach * (1 / sum(reach)), L = reach (1 - C)."""
-    reach = np.ones(C.shape)
-    np.cumprod(C[..., :-1], axis=-1, out=reach[..., 1:])
+    reach = _reach(C)
     W = reach * (1.0 / reach.sum(axis=-1, keepdims=True))
     return W, reach * (1.0 - C)
+
+
+def _output_bound(key: str, side: str, c_min, c_max, low, high, ranks: _Ranks) -> np.ndarray:
+    """Per row, the bound of an output from the ranges of C(i) and of the gains (see
+    :meth:`CWLMeasure._adaptive_bounds`)."""
+    reach_min, stop_min = _attention_and_stopping_mass(c_min, c_max)
+    reach_max, stop_max = _attention_and_stopping_mass(c_max, c_min)
+    if key == "EC":
+        return np.full(len(low), float(ranks.costs[0]))
+    if key == "ED":
+        return (reach_min if side == "lo" else reach_max).sum(axis=1)
+    if key == "EU":
+        if side == "lo":
+            return np.einsum("ij,ij->i", reach_min, low) / reach_max.sum(axis=1)
+        value = np.einsum("ij,ij->i", reach_max, high) / reach_min.sum(axis=1)
+        return np.minimum(value, high.max(axis=1))
+    if key == "ETU":
+        if side == "lo":
+            return np.einsum("ij,ij->i", stop_min, np.cumsum(low, axis=1))
+        total = np.cumsum(high, axis=1)
+        return np.minimum(np.einsum("ij,ij->i", stop_max, total), total[:, -1])
+    if side == "lo":  # ETC
+        return stop_min @ ranks.cum_costs
+    return np.minimum(stop_max @ ranks.cum_costs, ranks.cum_costs[-1])
+
+
+def _attention_and_stopping_mass(C: np.ndarray, other: np.ndarray):
+    """reach(i) = prod_{j<i} C(j), and reach(i) (1 - other(i)): with C and other the least and
+    greatest continuation (or the reverse), the least (greatest) reach and stopping mass."""
+    reach = _reach(C)
+    return reach, reach * (1.0 - other)
+
+
+def _reach(C: np.ndarray) -> np.ndarray:
+    """prod_{j<i} C(j) along the last axis: the share of users who reach rank i."""
+    reach = np.ones(C.shape)
+    np.cumprod(C[..., :-1], axis=-1, out=reach[..., 1:])
+    return reach
 
 
 def _continuation_of(W: np.ndarray) -> np.ndarray:
@@ -335,16 +372,61 @@ class CWLMeasure(Measure):
         return self._compute_blocks(tensor)
 
     def has_bounds(self) -> bool:
-        # With fixed weights every output rises with the gains (EU, ETU) or ignores them;
-        # a residual is already the width of such bounds.
-        return self.fixed_weights and not self.output.startswith("Res")
+        # With fixed weights every output rises with the gains (EU, ETU) or ignores them; an
+        # adaptive measure needs a C(i) that moves one way with the gains. A residual is
+        # already the width of such bounds.
+        if self.output.startswith("Res"):
+            return False
+        return self.fixed_weights or self.ranged_continuation
+
+    #: Whether :meth:`continuation_range` holds for this adaptive measure: its C(i) only
+    #: rises, or only falls, as any gain rises (or it says otherwise how far C(i) can move).
+    ranged_continuation: ClassVar[bool] = False
+
+    def continuation_range(self, low, high, ranks: _Ranks) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, n) least and greatest C(i) when every gain lies between ``low`` and
+        ``high`` (rows, n): C at the two ends, for a C(i) that moves one way with the gains."""
+        at_low, at_high = self.continuation(low, ranks), self.continuation(high, ranks)
+        return np.minimum(at_low, at_high), np.maximum(at_low, at_high)
 
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
         if not self.has_bounds():
             return super()._bounds(tensor, side)
-        # the block computation reads the codes that the highest bound changes
         gains = self.gain_values(tensor.levels)
-        return monotone_bounds(self._compute_blocks, tensor, side, gains)
+        if self.fixed_weights:
+            # the block computation reads the codes that the highest bound changes
+            return monotone_bounds(self._compute_blocks, tensor, side, gains)
+        return self._adaptive_bounds(tensor, side, gains)
+
+    def _adaptive_bounds(self, tensor: EvalTensor, side: str, table: np.ndarray) -> np.ndarray:
+        """Bounds that hold for a measure whose C(i) follows the gains (docs/methods.md §6.7).
+
+        With every unknown item the run retrieved between the least and greatest gain (notional
+        items stay at 0), C(i) lies in [C-(i), C+(i)] (:meth:`continuation_range`), so
+        reach(i) = prod_{j<i} C(j) in [reach-, reach+] and L(i) = reach(i) (1 - C(i)) in
+        [reach- (1 - C+), reach+ (1 - C-)]. EU = sum reach g / sum reach lies in
+        [sum reach- g- / sum reach+, sum reach+ g+ / sum reach-] (at most the greatest gain),
+        ETU in [sum L- G-, sum L+ G+] (at most G+(n)), ETC alike with K(i), ED = sum reach in
+        [sum reach-, sum reach+], and EC is the cost of an item whatever the gains.
+        """
+        ranks = _Ranks(self.max_depth, self.cost)
+        key = self.output
+        n_rows = tensor.n_runs * tensor.n_topics
+        lengths = tensor.lengths.reshape(-1)
+        least, greatest = min(0.0, float(table.min())), max(0.0, float(table.max()))
+        out = np.empty(n_rows)
+        step = max(1, _BLOCK_CELLS // self.max_depth)
+        with np.errstate(over="ignore"):
+            for start in range(0, n_rows, step):
+                stop = min(n_rows, start + step)
+                codes = _code_rows(tensor, start, stop, self.max_depth)
+                known = np.where(codes >= 0, table[np.maximum(codes, 0)], 0.0)
+                unknown = (codes < 0) & (ranks.i[None, :] <= lengths[start:stop, None])
+                low = np.where(unknown, least, known)
+                high = np.where(unknown, greatest, known)
+                c_min, c_max = self.continuation_range(low, high, ranks)
+                out[start:stop] = _output_bound(key, side, c_min, c_max, low, high, ranks)
+        return out.reshape(tensor.n_runs, tensor.n_topics)
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         if not self.fixed_weights:
@@ -723,6 +805,7 @@ class CWL_RR(CWLMeasure):
     """
 
     name = "CWL_RR"
+    ranged_continuation = True  # falls with the gains
     formula = "C(i) = 1 while G(i) = 0, else 0; EU = g(r)/r, r the first rank with a gain"
     reference = (
         "Kantor & Voorhees, 'The TREC-5 confusion track', Information Retrieval 2000; "
@@ -793,6 +876,7 @@ class INST(CWLMeasure):
 
     T: float = 1.0
     name = "INST"
+    ranged_continuation = True  # falls with the gains
     unit_gains = True
     _constraints: ClassVar[dict] = {
         "T": Described(Interval(Real, 0.5, MAX_PARAMETER)),
@@ -842,6 +926,7 @@ class BPM(_BPMBase):
     """
 
     name = "BPM"
+    ranged_continuation = True  # falls with the gains
     formula = "C(i) = 1 while G(i) < T and K(i) < K, then 0"
     reference = (
         "Zhang, Liu, Li, Zhang, Xu & Ma, 'Evaluating web search with a bejeweled player "
@@ -885,12 +970,18 @@ class BPM_dynamic(_BPMBase):
     hb: float = 1.0
     gain_med: float = 0.5
     name = "BPM_dynamic"
+    ranged_continuation = True
     _constraints: ClassVar[dict] = {"hb": _NON_NEGATIVE, "gain_med": _NON_NEGATIVE}
     formula = "C(i) = 1 while G(i) < T(i) and K(i) < K, T(i+1) = T(i) + hb (g(i) - gain_med)"
     reference = (
         "Zhang, Liu, Li, Zhang, Xu & Ma, 'Evaluating web search with a bejeweled player "
         "model', SIGIR 2017; cwl_eval 1.0.12"
     )
+
+    def has_bounds(self) -> bool:
+        # G(i) - T(i) = g(i) + (1 - hb) G(i-1) - T + hb gain_med (i-1) rises with every gain,
+        # so C(i) falls with them, only when hb <= 1
+        return self.hb <= 1 and super().has_bounds()
 
     def continuation(self, gains, ranks):
         # T(i) as cwl_eval accumulates it, one addition at a time (a tie G(i) = T(i) must fall
@@ -952,6 +1043,7 @@ class IFT_goal(_IFT):
     b1: float | None = None
     R1: float | None = None
     name = "IFT_goal"
+    ranged_continuation = True  # falls with the gains
     example_params: ClassVar[dict] = {"T": 2.0, "b1": 0.9, "R1": 10.0}
     # None is the default only so that the missing parameters are asked for with an example
     _constraints: ClassVar[dict] = _GOAL
@@ -992,6 +1084,7 @@ class IFT_rate(_IFT):
     b2: float | None = None
     R2: float | None = None
     name = "IFT_rate"
+    ranged_continuation = True  # rises with the gains
     example_params: ClassVar[dict] = {"A": 0.2, "b2": 0.9, "R2": 10.0}
     _constraints: ClassVar[dict] = _RATE
     formula = "C(i) = 1/(1 + b2 exp((A - G(i)/K(i)) R2))"
@@ -1053,8 +1146,17 @@ class IFT_goal_rate(_IFT):
         )
         super()._validate()
 
+    ranged_continuation = True
+
     def continuation(self, gains, ranks):
         return self.goal(gains) * self.rate(gains, ranks)
+
+    def continuation_range(self, low, high, ranks):
+        # C1 falls and C2 rises with the gains, and both are >= 0
+        return (
+            self.goal(high) * self.rate(low, ranks),
+            self.goal(low) * self.rate(high, ranks),
+        )
 
 
 # ---------------------------------------------------------------------------- NERR
@@ -1072,6 +1174,7 @@ class _NERR(CWLMeasure):
     unit_gains = True
     _constraints: ClassVar[dict] = {"max_gain": _UNIT_GAIN}
     reference = _NERR_REFERENCE
+    ranged_continuation = True  # f(i) (1 - g(i)) falls with the gains
 
 
 @register(aliases=("NERReq8",))

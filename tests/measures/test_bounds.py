@@ -119,6 +119,18 @@ HOLDING = [
     "Bpref_R",
     "Bpref_N",
     "infAP",
+    "INST(T=2)",
+    "INST(output=ETU)",
+    "INST(output=ED)",
+    "CWL_RR",
+    "CWL_RR(output=ETC)",
+    "BPM(T=1,K=4)",
+    "BPM_dynamic(T=1,K=5,hb=0.5)",
+    "IFT_goal(T=1,b1=0.9,R1=10)",
+    "IFT_rate(A=0.2,b2=0.9,R2=10)",
+    "IFT_goal_rate(T=1,b1=0.9,R1=10,A=0.2,b2=0.9,R2=10)",
+    "NERR_eq8@3",
+    "NERR_eq11(T=2,output=EC)",
 ]
 
 
@@ -140,7 +152,8 @@ def test_bounds_against_every_assignment_of_grades(seed):
             np.testing.assert_allclose(hi, greatest, atol=1e-12, err_msg=name)
         else:
             assert (lo <= least + 1e-12).all() and (hi >= greatest - 1e-12).all(), name
-            assert ((lo >= 0) & (hi <= 1)).all(), name
+            low, high = parse_measure(name).bounds
+            assert ((lo >= low) & (hi <= high)).all(), name
         truth = parse_measure(name).compute(full)[:, 0]
         assert (lo <= truth + 1e-12).all() and (truth <= hi + 1e-12).all(), name
 
@@ -157,8 +170,9 @@ def test_names_and_refusals():
     assert str(parse_measure("map_hi")) == "AP_hi"
     rows, frame, keep = _case(0)
     _, cut = _tensor(rows, frame, keep)
-    with pytest.raises(ValueError, match=r"^INST_hi: its bounds over the grades of unjudged"):
-        parse_measure("INST_hi").compute(cut)
+    for name in ("CWL_AP_hi", "BPM_dynamic_hi(hb=2)", "INST_hi(output=ResEU)", "Judged_lo@5"):
+        with pytest.raises(ValueError, match=r"its bounds over the grades of unjudged"):
+            parse_measure(name).compute(cut)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tied_runs = RunSet.from_df(frame.assign(score=1.0), ties="expected")
@@ -182,7 +196,7 @@ def test_bounds_contain_the_full_and_the_true_values_of_a_cut_simulated_world():
     names = ["AP", "AP@100", "P@10", "R@100", "RR", "RBP(p=0.8)", "ERR@20", "NumRelRet"]
     names += ["nCG@20", "nDCG@10", "nDCG", "nERR@20", "Q", "Q@100", "Rprec", "YAAP", "infAP"]
     names += ["Bpref", "Bpref_R", "Bpref_N", "GAP", "eGAP", "xGAP", "IPrec(recall=0.2)"]
-    names += ["IPrecAvg"]
+    names += ["IPrecAvg", "INST", "CWL_RR(output=ETU)", "BPM(T=2,K=20)", "NERR_eq8@10"]
     for name in names:
         measure = parse_measure(name)
         lo = parse_measure(f"{measure.name}_lo{_rest(name)}").compute(cut)
