@@ -43,8 +43,8 @@ from metaeval.measures._common import RankedHits, group_sizes, ranks, safe_divid
 
 #: The measures without bounds, in words.
 WITHOUT_BOUNDS = (
-    "CWL_AP, BPM_dynamic with hb > 1, RBP normalised per topic, and the measures of the "
-    "judgments themselves (Judged, Unjudged, RBP_resid, the C/W/L residuals)"
+    "CWL_AP's outputs other than EU, and the measures of the judgments themselves (Judged, "
+    "Unjudged, RBP_resid, the C/W/L residuals)"
 )
 
 

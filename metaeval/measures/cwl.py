@@ -380,7 +380,7 @@ class CWLMeasure(Measure):
         return self.fixed_weights or self.ranged_continuation
 
     #: Whether :meth:`continuation_range` holds for this adaptive measure: its C(i) only
-    #: rises, or only falls, as any gain rises (or it says otherwise how far C(i) can move).
+    #: rises, or only falls, as any gain rises, or the measure gives its own range.
     ranged_continuation: ClassVar[bool] = False
 
     def continuation_range(self, low, high, ranks: _Ranks) -> tuple[np.ndarray, np.ndarray]:
@@ -424,9 +424,14 @@ class CWLMeasure(Measure):
                 unknown = (codes < 0) & (ranks.i[None, :] <= lengths[start:stop, None])
                 low = np.where(unknown, least, known)
                 high = np.where(unknown, greatest, known)
-                c_min, c_max = self.continuation_range(low, high, ranks)
-                out[start:stop] = _output_bound(key, side, c_min, c_max, low, high, ranks)
+                out[start:stop] = self._block_bound(key, side, low, high, ranks)
         return out.reshape(tensor.n_runs, tensor.n_topics)
+
+    def _block_bound(self, key: str, side: str, low, high, ranks: _Ranks) -> np.ndarray:
+        """Per row of a block, the bound of output ``key`` when every gain lies between ``low``
+        and ``high`` (rows, n)."""
+        c_min, c_max = self.continuation_range(low, high, ranks)
+        return _output_bound(key, side, c_min, c_max, low, high, ranks)
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         if not self.fixed_weights:
@@ -843,6 +848,24 @@ class CWL_AP(CWLMeasure):
         "Management 1992; Azzopardi, Thomas & Moffat, SIGIR 2019"
     )
 
+    def has_bounds(self) -> bool:
+        return self.output == "EU"  # C(i) reads the gains below rank i
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        if not self.has_bounds():
+            return super()._bounds(tensor, side)
+        return self._adaptive_bounds(tensor, side, self.gain_values(tensor.levels))
+
+    def _block_bound(self, key, side, low, high, ranks):
+        # EU is the mean of G(i)/i weighted by g(i): between the least and the greatest
+        # G(i)/i over the ranks that can hold a gain (0 when none can)
+        can = high > 0
+        if side == "lo":
+            share = np.where(can, np.cumsum(low, axis=1) / ranks.i, np.inf).min(axis=1)
+        else:
+            share = np.where(can, np.cumsum(high, axis=1) / ranks.i, -np.inf).max(axis=1)
+        return np.where(can.any(axis=1), share, 0.0)
+
     def continuation(self, gains, ranks):
         share = gains / ranks.i
         tail = np.cumsum(share[:, ::-1], axis=1)[:, ::-1]  # S(i)
@@ -978,19 +1001,23 @@ class BPM_dynamic(_BPMBase):
         "model', SIGIR 2017; cwl_eval 1.0.12"
     )
 
-    def has_bounds(self) -> bool:
-        # G(i) - T(i) = g(i) + (1 - hb) G(i-1) - T + hb gain_med (i-1) rises with every gain,
-        # so C(i) falls with them, only when hb <= 1
-        return self.hb <= 1 and super().has_bounds()
-
     def continuation(self, gains, ranks):
+        return self._going_on(gains, gains, ranks)
+
+    def continuation_range(self, low, high, ranks):
+        # G(i) rises with the gains and so does T(i) (hb >= 0): the user goes on at least
+        # while G+(i) < T-(i), at most while G-(i) < T+(i). Rounding keeps both orders.
+        return self._going_on(high, low, ranks), self._going_on(low, high, ranks)
+
+    def _going_on(self, found, wanting, ranks) -> np.ndarray:
+        """C(i) with G(i) from the gains ``found`` and T(i) from the gains ``wanting``."""
         # T(i) as cwl_eval accumulates it, one addition at a time (a tie G(i) = T(i) must fall
         # on the same side): T, T + d(1), T + d(1) + d(2), ...
-        steps = np.empty(gains.shape)
+        steps = np.empty(wanting.shape)
         steps[:, 0] = self.T
-        steps[:, 1:] = self.hb * (gains[:, :-1] - self.gain_med)
+        steps[:, 1:] = self.hb * (wanting[:, :-1] - self.gain_med)
         wanted = np.cumsum(steps, axis=1)
-        benefit = np.logical_and.accumulate(np.cumsum(gains, axis=1) < wanted, axis=1)
+        benefit = np.logical_and.accumulate(np.cumsum(found, axis=1) < wanted, axis=1)
         return (benefit & self._cost_budget(ranks)).astype(np.float64)
 
 

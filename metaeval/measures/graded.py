@@ -656,6 +656,11 @@ class RBP(Measure):
         counts = tensor.grade_counts  # (T, G): judged documents per grade code
         codes = np.arange(counts.shape[1])
         top = np.where(counts > 0, codes[None, :], 0).max(axis=1, initial=0)  # c_t's code
+        return self.divisor_up_to(tensor, top)
+
+    def divisor_up_to(self, tensor: EvalTensor, top: np.ndarray) -> np.ndarray:
+        """:meth:`topic_divisors` of topics whose highest judged grade codes are ``top``."""
+        codes = np.arange(tensor.n_grades)
         named = dict(self.gains or ())
         levels = tensor.levels
         default = np.array([0.0 if float(v) in named else float(v) for v in levels])
@@ -682,13 +687,33 @@ class RBP(Measure):
         values = hits.total((1.0 - self.p) * gains[hits.grade] * self.p**hits.rank0)
         return self._per_topic(tensor, values)
 
-    def has_bounds(self) -> bool:
-        return self.normalise != "topic"  # a topic's gains follow its highest judged grade
-
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
-        if not self.has_bounds():
-            return super()._bounds(tensor, side)
-        return monotone_bounds(self._compute, tensor, side, self._gains(tensor))
+        if self.normalise != "topic":
+            return monotone_bounds(self._compute, tensor, side, self._gains(tensor))
+        # Per topic, the raw gains are divided by D(c), which rises with the highest judged
+        # grade c; an unknown document can raise c to any grade. The least value: the judged
+        # sum K over D at the highest grade the completion can reach. The greatest: the best,
+        # over that highest grade c' >= c_t, of (K + the unknown ranks' weight times the
+        # largest raw gain of grades <= c') / D(c'). Bounds that hold.
+        raw = gain_table(tensor.levels, "linear", self.gains)
+        hits = ranked_hits(tensor, lambda codes: positive_at(raw, codes), self.cutoff)
+        judged = hits.total((1.0 - self.p) * raw[hits.grade] * self.p**hits.rank0)
+        counts = tensor.grade_counts
+        codes = np.arange(tensor.n_grades)
+        top = np.where(counts > 0, codes[None, :], 0).max(axis=1, initial=0)
+        listed = unknown_ranks(tensor, self.cutoff)
+        open_ = (listed.counts() + unknown_elsewhere(tensor)) > 0  # (S, T)
+        if side == "lo":
+            highest = self.divisor_up_to(tensor, np.full(tensor.n_topics, tensor.n_grades - 1))
+            return judged / np.where(open_, highest[None, :], self.divisor_up_to(tensor, top))
+        weight = listed.total((1.0 - self.p) * self.p**listed.rank0)
+        best = np.full(judged.shape, -np.inf)
+        for c in range(tensor.n_grades):
+            reach = (c >= top)[None, :] & (open_ | (c == top)[None, :])
+            divisor = self.divisor_up_to(tensor, np.full(tensor.n_topics, c))[None, :]
+            value = (judged + weight * max(raw[: c + 1].max(), 0.0)) / divisor
+            best = np.where(reach, np.maximum(best, value), best)
+        return best
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         gains = self._gains(tensor)

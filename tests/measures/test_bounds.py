@@ -119,13 +119,17 @@ HOLDING = [
     "Bpref_R",
     "Bpref_N",
     "infAP",
+    "RBP(p=0.7,normalise=topic)",
+    "RBP(normalise=topic,gains={1:3,2:1})@4",
     "INST(T=2)",
     "INST(output=ETU)",
     "INST(output=ED)",
     "CWL_RR",
     "CWL_RR(output=ETC)",
+    "CWL_AP",
     "BPM(T=1,K=4)",
     "BPM_dynamic(T=1,K=5,hb=0.5)",
+    "BPM_dynamic(T=1,K=5,hb=2,output=ETU)",
     "IFT_goal(T=1,b1=0.9,R1=10)",
     "IFT_rate(A=0.2,b2=0.9,R2=10)",
     "IFT_goal_rate(T=1,b1=0.9,R1=10,A=0.2,b2=0.9,R2=10)",
@@ -170,7 +174,11 @@ def test_names_and_refusals():
     assert str(parse_measure("map_hi")) == "AP_hi"
     rows, frame, keep = _case(0)
     _, cut = _tensor(rows, frame, keep)
-    for name in ("CWL_AP_hi", "BPM_dynamic_hi(hb=2)", "INST_hi(output=ResEU)", "Judged_lo@5"):
+    for name in (
+        "CWL_AP_hi(output=ED)",
+        "INST_hi(output=ResEU)",
+        "Judged_lo@5",
+    ):
         with pytest.raises(ValueError, match=r"its bounds over the grades of unjudged"):
             parse_measure(name).compute(cut)
     with warnings.catch_warnings():

@@ -415,6 +415,6 @@ def test_the_width_of_the_bounds_grows_as_judgments_are_removed(tmp_path, trec_f
     page = write_report(tmp_path / "out", formats=["md"])["md"].read_text()
     assert "bound_width" in page and "width" in page
     # a measure without bounds is refused when the study is read
-    Path(path).write_text(Path(path).read_text().replace('"nDCG@10"', '"CWL_AP"'))
-    with pytest.raises(SpecError, match="CWL_AP has none"):
+    Path(path).write_text(Path(path).read_text().replace('"nDCG@10"', '"Judged@10"'))
+    with pytest.raises(SpecError, match="Judged@10 has none"):
         load_spec(path)
