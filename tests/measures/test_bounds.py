@@ -205,6 +205,7 @@ def test_bounds_contain_the_full_and_the_true_values_of_a_cut_simulated_world():
     names += ["nCG@20", "nDCG@10", "nDCG", "nERR@20", "Q", "Q@100", "Rprec", "YAAP", "infAP"]
     names += ["Bpref", "Bpref_R", "Bpref_N", "GAP", "eGAP", "xGAP", "IPrec(recall=0.2)"]
     names += ["IPrecAvg", "INST", "CWL_RR(output=ETU)", "BPM(T=2,K=20)", "NERR_eq8@10"]
+    names += ["RBP(p=0.9,normalise=topic)", "CWL_AP", "BPM_dynamic(T=2,K=20,hb=2)", "AP'@100"]
     for name in names:
         measure = parse_measure(name)
         lo = parse_measure(f"{measure.name}_lo{_rest(name)}").compute(cut)
