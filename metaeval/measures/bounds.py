@@ -41,11 +41,8 @@ import numpy as np
 from metaeval.engine import EvalTensor
 from metaeval.measures._common import RankedHits, group_sizes, ranks, safe_divide, top
 
-#: The measures without bounds, in words.
-WITHOUT_BOUNDS = (
-    "CWL_AP's outputs other than EU, and the measures of the judgments themselves (Judged, "
-    "Unjudged, RBP_resid, the C/W/L residuals)"
-)
+#: The built-in measures without bounds (they measure the judgments themselves), in words.
+WITHOUT_BOUNDS = "Judged, Unjudged, RBP_resid and the C/W/L residuals"
 
 
 def top_grade_view(tensor: EvalTensor, code: int | None = None) -> EvalTensor:

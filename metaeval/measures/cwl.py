@@ -848,23 +848,30 @@ class CWL_AP(CWLMeasure):
         "Management 1992; Azzopardi, Thomas & Moffat, SIGIR 2019"
     )
 
-    def has_bounds(self) -> bool:
-        return self.output == "EU"  # C(i) reads the gains below rank i
-
-    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
-        if not self.has_bounds():
-            return super()._bounds(tensor, side)
-        return self._adaptive_bounds(tensor, side, self.gain_values(tensor.levels))
+    ranged_continuation = True  # its own bounds: C(i) reads the gains below rank i
 
     def _block_bound(self, key, side, low, high, ranks):
-        # EU is the mean of G(i)/i weighted by g(i): between the least and the greatest
-        # G(i)/i over the ranks that can hold a gain (0 when none can)
+        # With S(1) > 0 every output is a weighted mean over the ranks holding a gain: EU of
+        # G(i)/i (weights g(i)), ETU of G(i), ETC of K(i) and ED of i (weights g(i)/i), so it
+        # lies between the least and the greatest over the ranks that can hold a gain. With
+        # no gain at all (possible when no judged item has one) C = 0: EU = ETU = 0,
+        # ETC = K(1), ED = 1.
+        if key == "EC":
+            return np.full(len(low), float(ranks.costs[0]))
         can = high > 0
+        of = {
+            "EU": lambda gains: np.cumsum(gains, axis=1) / ranks.i,
+            "ETU": lambda gains: np.cumsum(gains, axis=1),
+            "ETC": lambda gains: np.broadcast_to(ranks.cum_costs, gains.shape),
+            "ED": lambda gains: np.broadcast_to(ranks.i, gains.shape),
+        }[key]
+        empty = {"EU": 0.0, "ETU": 0.0, "ETC": float(ranks.cum_costs[0]), "ED": 1.0}[key]
+        none_possible = ~(low > 0).any(axis=1)
         if side == "lo":
-            share = np.where(can, np.cumsum(low, axis=1) / ranks.i, np.inf).min(axis=1)
-        else:
-            share = np.where(can, np.cumsum(high, axis=1) / ranks.i, -np.inf).max(axis=1)
-        return np.where(can.any(axis=1), share, 0.0)
+            value = np.where(can, of(low), np.inf).min(axis=1)
+            return np.where(none_possible, np.minimum(value, empty), value)
+        value = np.where(can, of(high), -np.inf).max(axis=1)
+        return np.where(none_possible, np.maximum(value, empty), value)
 
     def continuation(self, gains, ranks):
         share = gains / ranks.i

@@ -127,6 +127,9 @@ HOLDING = [
     "CWL_RR",
     "CWL_RR(output=ETC)",
     "CWL_AP",
+    "CWL_AP(output=ETU)",
+    "CWL_AP(output=ETC)",
+    "CWL_AP(output=ED)",
     "BPM(T=1,K=4)",
     "BPM_dynamic(T=1,K=5,hb=0.5)",
     "BPM_dynamic(T=1,K=5,hb=2,output=ETU)",
@@ -174,11 +177,7 @@ def test_names_and_refusals():
     assert str(parse_measure("map_hi")) == "AP_hi"
     rows, frame, keep = _case(0)
     _, cut = _tensor(rows, frame, keep)
-    for name in (
-        "CWL_AP_hi(output=ED)",
-        "INST_hi(output=ResEU)",
-        "Judged_lo@5",
-    ):
+    for name in ("INST_hi(output=ResEU)", "Judged_lo@5", "Unjudged_hi@5", "RBP_resid_lo"):
         with pytest.raises(ValueError, match=r"its bounds over the grades of unjudged"):
             parse_measure(name).compute(cut)
     with warnings.catch_warnings():

@@ -194,7 +194,8 @@ def _check_bounded_measures(measures, criteria, top: _Table) -> None:
                 raise top.error(
                     "criteria",
                     f"{c.id} (bound_width) needs measures with bounds over unjudged documents; "
-                    f"{m.name} has none (nor have {WITHOUT_BOUNDS})",
+                    f"{m.name} has none (every built-in measure has them but {WITHOUT_BOUNDS}, "
+                    "which measure the judgments themselves)",
                 )
 
 
