@@ -35,6 +35,7 @@ from metaeval.measures.bounds import (
     recall_bounds,
     rprec_bounds,
     unknown_elsewhere,
+    unknown_mask,
 )
 
 INFAP_EPSILON = 1e-5  # trec_eval's INFAP_EPSILON
@@ -374,9 +375,7 @@ def _bpref_bounds(tensor: EvalTensor, rel_level: float, side: str, cost) -> np.n
     + E.
     """
     group, topic, above, rank0 = _bpref_parts(tensor, rel_level)
-    codes = tensor.codes
-    inside = np.arange(codes.shape[2]) < tensor.lengths[:, :, None]
-    unknown = np.cumsum((codes < 0) & inside, axis=2, dtype=np.int32)
+    unknown = np.cumsum(unknown_mask(tensor), axis=2, dtype=np.int32)
     listed = unknown[:, :, -1].astype(np.float64)
     others = listed + unknown_elsewhere(tensor)
     n_rel = tensor.n_relevant(rel_level).astype(np.float64)[None, :]
@@ -384,7 +383,7 @@ def _bpref_bounds(tensor: EvalTensor, rel_level: float, side: str, cost) -> np.n
     most_rel, most_non = (n_rel + others).reshape(-1), (n_non + others).reshape(-1)
     least, greatest = cost(
         above,
-        unknown.reshape(-1, codes.shape[2])[group, rank0].astype(np.float64),
+        unknown.reshape(-1, unknown.shape[2])[group, rank0].astype(np.float64),
         n_rel[0, topic],
         n_non[0, topic],
         most_rel[group],
@@ -562,7 +561,7 @@ class _Interpolated(BinaryMeasure):
         J(r) / r over the relevant ranks reaching the cut of R0 + L + E with J(r).
         """
         codes, n_rel = tensor.codes, tensor.n_relevant(self.rel)
-        unknown = (codes < 0) & (np.arange(codes.shape[2]) < tensor.lengths[:, :, None])
+        unknown = unknown_mask(tensor)
         if side == "hi":
             hits = RankedHits(codes, (codes >= tensor.code_at_least(self.rel)) | unknown)
             seen = hits.cumsum(hits.grade < 0)

@@ -60,11 +60,16 @@ def top_grade_view(tensor: EvalTensor, code: int | None = None) -> EvalTensor:
     return view
 
 
+def unknown_mask(tensor: EvalTensor, cutoff: int | None = None) -> np.ndarray:
+    """(S, T, k) whether each rank within the cutoff (and the list) holds a document without
+    a judgment."""
+    codes = top(tensor, cutoff)
+    return (codes < 0) & (np.arange(codes.shape[2]) < tensor.lengths[:, :, None])
+
+
 def unknown_ranks(tensor: EvalTensor, cutoff: int | None = None) -> RankedHits:
     """The ranks within the cutoff (and the list) whose document has no judgment."""
-    codes = top(tensor, cutoff)
-    inside = np.arange(codes.shape[2]) < tensor.lengths[:, :, None]
-    return RankedHits(codes, (codes < 0) & inside)
+    return RankedHits(top(tensor, cutoff), unknown_mask(tensor, cutoff))
 
 
 def unknown_elsewhere(tensor: EvalTensor, cutoff: int | None = None) -> np.ndarray:
@@ -227,9 +232,8 @@ def rprec_bounds(tensor: EvalTensor, rel: float, side: str) -> np.ndarray:
     """
     codes = tensor.codes
     depth = codes.shape[2]
-    inside = np.arange(depth) < tensor.lengths[:, :, None]
     found = np.cumsum(codes >= tensor.code_at_least(rel), axis=2, dtype=np.int32)
-    seen = np.cumsum((codes < 0) & inside, axis=2, dtype=np.int32)
+    seen = np.cumsum(unknown_mask(tensor), axis=2, dtype=np.int32)
     r0 = tensor.n_relevant(rel).astype(np.float64)[None, :, None]
     listed = seen[:, :, -1:].astype(np.float64)
     elsewhere = unknown_elsewhere(tensor).astype(np.float64)[:, :, None]
