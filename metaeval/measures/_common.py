@@ -221,23 +221,54 @@ class TiedHits(RankedHits):
             return size
         return np.clip(np.asarray(cutoff, dtype=np.int64) - self.tie_start, 0, size)
 
-    def expected_precision(self, relevant: np.ndarray, cutoff=None) -> np.ndarray:
+    def expected_precision(self, relevant: np.ndarray, cutoff=None, weights=None) -> np.ndarray:
         """Per hit, E[C(r)/r] over tied orderings at the hits ``relevant`` marks (0 at the
-        others), C(r) counting the marked hits at ranks 1..r, within ``cutoff``.
+        others), C(r) counting the marked hits at ranks 1..r (or adding their ``weights``),
+        within ``cutoff``.
 
         A marked hit of a tie group (first rank a + 1, size n, m marked, B marked in earlier
         groups) is at each of the n positions j with probability 1/n, and then has
         j (m - 1)/(n - 1) of the other m - 1 above it (hypergeometric), so the expectation is
         (1/n) sum_{j<J} (B + 1 + j (m - 1)/(n - 1)) / (a + j + 1), J its positions within the
-        cutoff; the sums over j are differences of harmonic numbers H.
+        cutoff; the sums over j are differences of harmonic numbers H. With weights w, B, 1
+        and m - 1 become the weight of the earlier marked hits, w of the hit and that of the
+        other marked hits of its group.
         """
         marked = relevant.astype(np.float64)
+        if weights is not None:
+            marked = marked * weights
+        own = marked if weights is not None else 1.0
         a, n, inside = self.tie_start, self.tie_size, self.inside(cutoff)
         harmonic = cumulative(1.0 / ranks(self.depth))
         step = harmonic[a + inside] - harmonic[a]
-        others = safe_divide(self.tie_total(marked) - 1.0, n - 1.0)
-        level = self.before_tie(marked) + 1.0
+        others = safe_divide(self.tie_total(marked) - own, n - 1.0)
+        level = self.before_tie(marked) + own
         return np.where(relevant, (level * step + others * (inside - (a + 1.0) * step)) / n, 0.0)
+
+    def first_chances(self, cutoff=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Where the first hit of each list falls over tied orderings: (groups, owner, rank,
+        chance), a row per possible rank of it within ``cutoff``, ``owner`` indexing
+        ``groups`` (the lists with hits, as :meth:`first` gives them).
+
+        The first hit is in the first tie group that holds one (rank a + 1, size n, m hits),
+        at its x-th position with probability C(n - x, m - 1) / C(n, m), x = 1 .. n - m + 1.
+        """
+        groups, first = self.first()
+        a = self.tie_start[first].astype(np.int64)
+        n, m = self.tie_size[first].astype(np.int64), self.tie_hits[first].astype(np.int64)
+        last = n - m + 1
+        if cutoff is not None:
+            last = np.minimum(last, cutoff - a)
+        owner = np.repeat(np.arange(len(groups)), last)
+        opens = np.cumsum(last) - last
+        x = np.arange(len(owner)) - np.repeat(opens, last) + 1
+        n, m, a = n[owner], m[owner], a[owner]
+        # P(x = 1) = m / n, and P(x + 1) / P(x) = (n - m - x + 1) / (n - x): a running sum
+        # of logs within each group's stretch of x.
+        step = np.where(x == 1, np.log(m / n), np.log((n - m - x + 2) / (n - x + 1)))
+        total = np.cumsum(step)
+        chance = np.exp(total - np.repeat(total[opens] - step[opens], last))
+        return groups, owner, (a + x).astype(np.float64), chance
 
     def mean_weight(self, cumulative: np.ndarray, cutoff=None) -> np.ndarray:
         """The mean over each hit's tie group of a rank weight w (0 past ``cutoff``): the

@@ -175,27 +175,11 @@ class RR(BinaryMeasure):
         return monotone_bounds(self._compute, tensor, side)
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
-        # The first relevant document is in the first tie group that holds one (rank a + 1,
-        # size n, m relevant), at its x-th position with probability
-        # C(n - x, m - 1) / C(n, m), x = 1 .. n - m + 1 (and within the cutoff).
+        # E[1 / r1] over where the first relevant document falls
         hits = self.tied_relevant(tensor, self.cutoff)
-        groups, first = hits.first()
-        a = hits.tie_start[first].astype(np.int64)
-        n, m = hits.tie_size[first].astype(np.int64), hits.tie_hits[first].astype(np.int64)
-        last = n - m + 1
-        if self.cutoff is not None:
-            last = np.minimum(last, self.cutoff - a)
-        owner = np.repeat(np.arange(len(groups)), last)
-        opens = np.cumsum(last) - last
-        x = np.arange(len(owner)) - np.repeat(opens, last) + 1
-        n, m, a = n[owner], m[owner], a[owner]
-        # P(x = 1) = m / n, and P(x + 1) / P(x) = (n - m - x + 1) / (n - x): a running sum
-        # of logs within each group's stretch of x.
-        step = np.where(x == 1, np.log(m / n), np.log((n - m - x + 2) / (n - x + 1)))
-        total = np.cumsum(step)
-        chance = np.exp(total - np.repeat(total[opens] - step[opens], last))
+        groups, owner, rank, chance = hits.first_chances(self.cutoff)
         out = np.zeros(tensor.n_runs * tensor.n_topics)
-        out[groups] = np.bincount(owner, weights=chance / (a + x), minlength=len(groups))
+        out[groups] = np.bincount(owner, weights=chance / rank, minlength=len(groups))
         return out.reshape(tensor.n_runs, tensor.n_topics)
 
 

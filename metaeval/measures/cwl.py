@@ -48,7 +48,7 @@ import numpy as np
 from metaeval._constraints import Described, Interval, OneOf, Optional
 from metaeval.data.qrels import format_grade
 from metaeval.engine import UNPOOLED, EvalTensor
-from metaeval.measures._common import cumulative, tied_hits
+from metaeval.measures._common import cumulative, safe_divide, tied_hits
 from metaeval.measures.base import MAX_CUTOFF, Measure, MeasureValueError, register
 from metaeval.measures.bounds import monotone_bounds
 from metaeval.measures.graded import (
@@ -57,6 +57,7 @@ from metaeval.measures.graded import (
     as_levels,
     normalise_gains,
     override_gains,
+    positive_at,
 )
 
 #: What a C/W/L measure reports per topic: cwl_eval's five outputs, then their residuals.
@@ -817,6 +818,32 @@ class CWL_RR(CWLMeasure):
         "Azzopardi, Thomas & Moffat, SIGIR 2019"
     )
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # The user stops at the first item with a gain, r: where it falls over tied orderings
+        # (TiedHits.first_chances), holding each gain of its tie group's gain items equally
+        # likely. EU = g(r)/r, ETU = g(r), ETC = K(r) = cost r, ED = r; with no gain within
+        # the depth, those of a list without one (as computed: no order matters there).
+        if self.output not in ("EU", "ETU", "ETC", "ED"):
+            return super()._expected(tensor)
+        table = self.gain_values(tensor.levels)
+        hits = tied_hits(tensor, lambda codes: positive_at(table, codes), self.max_depth)
+        groups, owner, rank, chance = hits.first_chances(self.max_depth)
+        _, first = hits.first()
+        gain = (hits.tie_total(table[hits.grade]) / hits.tie_hits)[first][owner]
+        reached = np.bincount(owner, weights=chance, minlength=len(groups))
+        value = {
+            "EU": chance * gain / rank,
+            "ETU": chance * gain,
+            "ETC": chance * self.cost * rank,
+            "ED": chance * rank,
+        }[self.output]
+        values = np.bincount(owner, weights=value, minlength=len(groups))
+        if self.output == "ED":  # the first gain past the depth: every item is read
+            values += (1.0 - reached) * self.max_depth
+        out = self._compute(tensor).reshape(-1)
+        out[groups] = values
+        return out.reshape(tensor.n_runs, tensor.n_topics)
+
     def continuation(self, gains, ranks):
         # a sum of non-negative gains is 0 exactly when every one of them is
         return (np.cumsum(gains, axis=1) == 0).astype(np.float64)
@@ -872,6 +899,29 @@ class CWL_AP(CWLMeasure):
             return np.where(none_possible, np.minimum(value, empty), value)
         value = np.where(can, of(high), -np.inf).max(axis=1)
         return np.where(none_possible, np.maximum(value, empty), value)
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # EU = sum_i g(i) G(i)/i / sum_j g(j): E[G(i)/i] of each gain item over tied orderings
+        # (TiedHits.expected_precision, weighted by the gains), over the gains within the
+        # depth, which no order changes unless a tie group crosses the depth. The other
+        # outputs divide by sum_j g(j)/j, which the order changes: refused.
+        if self.output != "EU":
+            return super()._expected(tensor)
+        table = self.gain_values(tensor.levels)
+        hits = tied_hits(tensor, lambda codes: positive_at(table, codes), self.max_depth)
+        crossing = (hits.tie_start < self.max_depth) & (
+            hits.tie_start + hits.tie_size > self.max_depth
+        )
+        if crossing.any():
+            raise MeasureValueError(
+                f"{self}: a group of tied items with a gain crosses the depth "
+                f"{self.max_depth}, so the gains it holds depend on their order; order ties by "
+                "trec_eval or input, or raise max_depth"
+            )
+        gains = table[hits.grade]
+        inside = hits.tie_start < self.max_depth
+        share = hits.expected_precision(inside, self.max_depth, weights=gains)
+        return safe_divide(hits.total(gains * share), hits.total(np.where(inside, gains, 0.0)))
 
     def continuation(self, gains, ranks):
         share = gains / ranks.i

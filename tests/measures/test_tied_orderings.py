@@ -63,6 +63,13 @@ MEASURES = [
     "xGAP(g=(0,0.5,0.5))",
     "CWL_P@3",
     "CWL_RBP(theta=0.7,output=ETU)",
+    "CWL_RR",
+    "CWL_RR(output=ETU)",
+    "CWL_RR(output=ETC,cost=2)",
+    "CWL_RR(output=ED,max_depth=4)",
+    "CWL_RR(gain=grade,max_gain=3,output=EU,max_depth=5)",
+    "CWL_AP",
+    "CWL_AP(gain=grade,max_gain=3)",
     "SDCG(output=ResEU)@4",
     "INSQ(T=2)",
     "TBG(output=ResETU)",
@@ -206,6 +213,17 @@ def test_a_measure_without_an_expected_value_is_refused_only_where_order_matters
     assert parse_measure("infAP").compute(calm) == parse_measure("infAP").compute(plain)
 
 
+def test_cwl_ap_gives_only_its_expected_utility_and_refuses_a_group_across_the_depth():
+    qrels, frame = _case(0)
+    tensor = _tensor(frame, qrels)
+    with pytest.raises(ValueError, match=r"^CWL_AP\(output=ED\): its expected value over tied"):
+        parse_measure("CWL_AP(output=ED)").compute(tensor)
+    q = Qrels.from_df(pd.DataFrame({"topic": ["1"] * 2, "doc": ["a", "b"], "rel": [1, 0]}))
+    run = pd.DataFrame({"run": "r", "topic": "1", "doc": ["a", "b", "c"], "score": [1, 1, 1]})
+    with pytest.raises(ValueError, match="a group of tied items with a gain crosses the depth 2"):
+        parse_measure("CWL_AP(max_depth=2)").compute(_tensor(run, q))
+
+
 def test_condensed_view_keeps_the_judged_members_of_each_tie_group():
     qrels, frame = _case(2)
     tensor = _tensor(frame, qrels)
@@ -257,6 +275,8 @@ def test_expected_value_on_trec_dl_matches_random_orderings():
         "ERR@20",
         "nERR",
         "Success(rel=2)@5",
+        "CWL_RR",
+        "CWL_AP",
     ]
     exact = _expected(frame, qrels, measures).groupby(["run", "measure"]).mean()
     rng = np.random.default_rng(5)
@@ -304,8 +324,6 @@ def test_command_line_option_and_its_refusal(tmp_path, cli):
 REFUSED = {
     "BPM",
     "BPM_dynamic",
-    "CWL_AP",
-    "CWL_RR",
     "IFT_goal",
     "IFT_goal_rate",
     "IFT_rate",
