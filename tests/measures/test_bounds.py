@@ -212,3 +212,30 @@ def test_bounds_contain_the_full_and_the_true_values_of_a_cut_simulated_world():
         for truth in (measure.compute(full), measure.compute(world.truth_tensor())):
             assert (lo <= truth + 1e-12).all() and (truth <= hi + 1e-12).all(), name
         assert (hi - lo).mean() > 0.01, name  # the cut judgments leave room: not empty bounds
+
+
+#: The built-in measures without bounds: they measure the judgments themselves.
+WITHOUT = {"Judged", "Unjudged", "RBP_resid"}
+
+
+def test_every_measure_gives_bounds_or_refuses_in_one_line():
+    from metaeval.measures.base import registered
+
+    rows, frame, keep = _case(3)
+    full, cut = _tensor(rows, frame, keep)
+    # the built-in measures (other test files register plugins in the same process)
+    for cls in {c for c in registered().values() if c.__module__.startswith("metaeval.")}:
+        measure = cls.example()
+        lo, hi = (
+            parse_measure(f"{cls.name}_{side}{str(measure)[len(cls.name) :]}")
+            for side in ("lo", "hi")
+        )
+        if cls.name in WITHOUT:
+            with pytest.raises(ValueError, match="its bounds over the grades of unjudged") as err:
+                lo.compute(cut)
+            assert "\n" not in str(err.value)
+            continue
+        low, high = lo.compute(cut), hi.compute(cut)
+        truth = measure.compute(full)
+        assert np.isfinite(low).all() and np.isfinite(high).all(), cls.name
+        assert (low <= truth + 1e-12).all() and (truth <= high + 1e-12).all(), cls.name
