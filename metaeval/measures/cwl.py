@@ -186,6 +186,16 @@ def _continuation_of(W: np.ndarray) -> np.ndarray:
     return C
 
 
+def _code_blocks(tensor: EvalTensor, depth: int):
+    """(start, stop, codes) of each block of (run, topic) rows, codes as :func:`_code_rows`
+    gives them: blocks that keep the (rows, depth) arrays near 8 MB each."""
+    n_rows = tensor.n_runs * tensor.n_topics
+    step = max(1, _BLOCK_CELLS // depth)
+    for start in range(0, n_rows, step):
+        stop = min(n_rows, start + step)
+        yield start, stop, _code_rows(tensor, start, stop, depth)
+
+
 def _code_rows(tensor: EvalTensor, start: int, stop: int, depth: int) -> np.ndarray:
     """(stop - start, depth) int8 codes of the (run, topic) rows start..stop-1 (row = run * T +
     topic) at ranks 1..depth; UNPOOLED wherever no judged document is (unpooled, past the end of
@@ -411,21 +421,16 @@ class CWLMeasure(Measure):
         [sum reach-, sum reach+], and EC is the cost of an item whatever the gains.
         """
         ranks = _Ranks(self.max_depth, self.cost)
-        key = self.output
-        n_rows = tensor.n_runs * tensor.n_topics
         lengths = tensor.lengths.reshape(-1)
         least, greatest = min(0.0, float(table.min())), max(0.0, float(table.max()))
-        out = np.empty(n_rows)
-        step = max(1, _BLOCK_CELLS // self.max_depth)
+        out = np.empty(tensor.n_runs * tensor.n_topics)
         with np.errstate(over="ignore"):
-            for start in range(0, n_rows, step):
-                stop = min(n_rows, start + step)
-                codes = _code_rows(tensor, start, stop, self.max_depth)
+            for start, stop, codes in _code_blocks(tensor, self.max_depth):
                 known = np.where(codes >= 0, table[np.maximum(codes, 0)], 0.0)
                 unknown = (codes < 0) & (ranks.i[None, :] <= lengths[start:stop, None])
                 low = np.where(unknown, least, known)
                 high = np.where(unknown, greatest, known)
-                out[start:stop] = self._block_bound(key, side, low, high, ranks)
+                out[start:stop] = self._block_bound(self.output, side, low, high, ranks)
         return out.reshape(tensor.n_runs, tensor.n_topics)
 
     def _block_bound(self, key: str, side: str, low, high, ranks: _Ranks) -> np.ndarray:
@@ -479,14 +484,10 @@ class CWLMeasure(Measure):
         ranks = _Ranks(self.max_depth, self.cost)
         residual = self.output.startswith("Res")
         key = self.output[3:] if residual else self.output
-        n_rows = tensor.n_runs * tensor.n_topics
-        out = np.empty(n_rows)
-        step = max(1, _BLOCK_CELLS // self.max_depth)
+        out = np.empty(tensor.n_runs * tensor.n_topics)
         # C(i) of IFT can overflow exp() to inf, its limit: 1 / (1 + inf) = 0 is the value.
         with np.errstate(over="ignore"):
-            for start in range(0, n_rows, step):
-                stop = min(n_rows, start + step)
-                codes = _code_rows(tensor, start, stop, self.max_depth)
+            for start, stop, codes in _code_blocks(tensor, self.max_depth):
                 judged = codes >= 0
                 # lower bound: unjudged and notional items gain nothing (cwl_eval's min_gain)
                 lower = np.where(judged, table[np.maximum(codes, 0)], 0.0)
