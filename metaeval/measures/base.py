@@ -120,6 +120,8 @@ class Measure:
     cutoff_required: ClassVar[bool] = False
     #: Smallest and largest possible per-topic value.
     bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
+    #: Why a measure has no bounds over the grades of unjudged documents, said when refused.
+    without_bounds: ClassVar[str] = ""
     #: True when the measure is divided by what an ideal ranking achieves (AP, nDCG, R-prec...).
     recall_normalised: ClassVar[bool] = False
     #: One-line formula and the paper, shown by ``metaeval measures``.
@@ -217,8 +219,9 @@ class Measure:
         judgment, and the qrels' rows without one (pooled but unjudged, or removed by a
         degrader); every other document stays non-relevant. Measures that have them
         override this (docs/methods.md §6.7)."""
+        why = f" ({self.without_bounds})" if self.without_bounds else ""
         raise MeasureValueError(
-            f"{self}: its bounds over the grades of unjudged documents are not available"
+            f"{self}: its bounds over the grades of unjudged documents are not available{why}"
         )
 
     def compute(self, tensor: EvalTensor) -> np.ndarray:

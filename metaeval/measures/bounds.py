@@ -41,6 +41,8 @@ import numpy as np
 from metaeval.engine import EvalTensor
 from metaeval.measures._common import RankedHits, group_sizes, ranks, safe_divide, top
 
+#: Why the measures of the judgments themselves have no bounds (``Measure.without_bounds``).
+JUDGMENTS_ONLY = "it measures the judgments themselves: given grades, no document stays unjudged"
 #: The built-in measures without bounds (they measure the judgments themselves), in words.
 WITHOUT_BOUNDS = "Judged, Unjudged, RBP_resid and the C/W/L residuals"
 

@@ -11,6 +11,7 @@ from metaeval.measures._common import ranked_hits, tied_hits
 from metaeval.measures.base import Measure, register
 from metaeval.measures.binary import BinaryMeasure
 from metaeval.measures.bounds import (
+    JUDGMENTS_ONLY,
     monotone_bounds,
     unknown_elsewhere,
     unknown_ranks,
@@ -92,6 +93,7 @@ class Judged(Measure):
 
     cutoff: int | None = None
     name = "Judged"
+    without_bounds = JUDGMENTS_ONLY
     cutoff_field = "cutoff"
     cutoff_required = True
     formula = "Judged@k = |{r <= k : judged(r)}| / k"
@@ -127,6 +129,7 @@ class Unjudged(Measure):
 
     cutoff: int | None = None
     name = "Unjudged"
+    without_bounds = JUDGMENTS_ONLY
     cutoff_field = "cutoff"
     cutoff_required = True
     formula = "Unjudged@k = |{r <= min(k, n) : unjudged(r)}| / k"

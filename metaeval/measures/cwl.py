@@ -401,6 +401,11 @@ class CWLMeasure(Measure):
         return np.minimum(at_low, at_high), np.maximum(at_low, at_high)
 
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        if self.output.startswith("Res"):
+            raise MeasureValueError(
+                f"{self}: its bounds over the grades of unjudged documents are not available "
+                "(a residual is already the width of such bounds)"
+            )
         if not self.has_bounds():
             return super()._bounds(tensor, side)
         gains = self.gain_values(tensor.levels)

@@ -45,6 +45,7 @@ from metaeval.measures._common import (
 from metaeval.measures.base import Measure, MeasureValueError, register
 from metaeval.measures.binary import BinaryMeasure
 from metaeval.measures.bounds import (
+    JUDGMENTS_ONLY,
     ap_bounds,
     monotone_bounds,
     ncg_bounds,
@@ -757,6 +758,7 @@ class RBP_resid(Measure):
         "tail_if_judged": Described(Boolean(), "True or False"),
     }
     name = "RBP_resid"
+    without_bounds = JUDGMENTS_ONLY
     cutoff_field = "cutoff"
     formula = "resid = p^d + (1-p) sum_{r<=d, unjudged(r)} p^(r-1)"
     reference = (
