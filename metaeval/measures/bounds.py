@@ -74,6 +74,12 @@ def unknown_ranks(tensor: EvalTensor, cutoff: int | None = None) -> RankedHits:
     return RankedHits(top(tensor, cutoff), unknown_mask(tensor, cutoff))
 
 
+def unknown_counts(tensor: EvalTensor, cutoff: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(S, T) unknown documents within each list's first ``cutoff`` ranks, and elsewhere
+    (:func:`unknown_elsewhere`)."""
+    return unknown_mask(tensor, cutoff).sum(axis=2), unknown_elsewhere(tensor, cutoff)
+
+
 def unknown_elsewhere(tensor: EvalTensor, cutoff: int | None = None) -> np.ndarray:
     """(S, T) unknown documents outside each list's first ``cutoff`` ranks: the qrels' rows
     without a judgment that the list does not hold there, and the documents it retrieved
@@ -90,7 +96,7 @@ def unknown_elsewhere(tensor: EvalTensor, cutoff: int | None = None) -> np.ndarr
         )
 
     # unknown ranks below the cutoff that are not qrels rows (those are counted per topic)
-    below = unknown_ranks(tensor).counts() - unknown_ranks(tensor, cutoff).counts()
+    below = unknown_mask(tensor).sum(axis=2) - unknown_mask(tensor, cutoff).sum(axis=2)
     return per_topic[None, :] - per_list(unknown & inside) + below - per_list(unknown & ~inside)
 
 
@@ -119,10 +125,7 @@ def ncg_bounds(
     judged = RankedHits(codes, codes >= 0)
     cg = judged.total(gains[judged.grade])
     best = int(np.argmax(gains))
-    if side == "hi":
-        extra = unknown_ranks(tensor, cutoff).counts()
-    else:
-        extra = unknown_elsewhere(tensor, cutoff)
+    extra = unknown_counts(tensor, cutoff)[0 if side == "hi" else 1]
     counts = with_unknown_at(tensor, best, all_unknown=False)
     counts[:, best] += extra.reshape(-1)
     ideal_value = ideal(counts).reshape(extra.shape)
@@ -139,7 +142,7 @@ def with_unknown_at(tensor: EvalTensor, code: int, *, all_unknown: bool) -> np.n
         tensor.grade_counts, (tensor.n_runs, tensor.n_topics, tensor.grade_counts.shape[1])
     ).copy()
     if all_unknown:
-        counts[:, :, code] += unknown_ranks(tensor).counts() + unknown_elsewhere(tensor)
+        counts[:, :, code] += sum(unknown_counts(tensor))
     return counts.reshape(-1, counts.shape[2])
 
 
@@ -170,7 +173,7 @@ def recall_bounds(tensor: EvalTensor, rel: float, cutoff: int | None, side: str)
     found = RankedHits(top(tensor, cutoff), top(tensor, cutoff) >= lowest).counts()
     n_rel = tensor.n_relevant(rel)[None, :]
     if side == "hi":
-        inside = unknown_ranks(tensor, cutoff).counts()
+        inside = unknown_mask(tensor, cutoff).sum(axis=2)
         return safe_divide(found + inside, n_rel + inside)
     return safe_divide(found, n_rel + unknown_elsewhere(tensor, cutoff))
 

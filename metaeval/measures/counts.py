@@ -13,8 +13,7 @@ from metaeval.measures.binary import BinaryMeasure
 from metaeval.measures.bounds import (
     JUDGMENTS_ONLY,
     monotone_bounds,
-    unknown_elsewhere,
-    unknown_ranks,
+    unknown_counts,
 )
 
 _COUNT = (0.0, float("inf"))
@@ -56,7 +55,7 @@ class NumRel(BinaryMeasure):
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
         if side == "lo":
             return self._compute(tensor)
-        return self._compute(tensor) + unknown_ranks(tensor).counts() + unknown_elsewhere(tensor)
+        return self._compute(tensor) + sum(unknown_counts(tensor))
 
 
 @register(aliases=("num_rel_ret",))

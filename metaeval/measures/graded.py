@@ -51,7 +51,7 @@ from metaeval.measures.bounds import (
     ncg_bounds,
     ratio_bounds,
     top_grade_view,
-    unknown_elsewhere,
+    unknown_counts,
     unknown_ranks,
     with_unknown_at,
 )
@@ -702,11 +702,12 @@ class RBP(Measure):
         counts = tensor.grade_counts
         codes = np.arange(tensor.n_grades)
         top = np.where(counts > 0, codes[None, :], 0).max(axis=1, initial=0)
-        listed = unknown_ranks(tensor, self.cutoff)
-        open_ = (listed.counts() + unknown_elsewhere(tensor)) > 0  # (S, T)
+        # any unknown document, in the list or not, below the cutoff or not, can raise c
+        open_ = sum(unknown_counts(tensor)) > 0  # (S, T)
         if side == "lo":
             highest = self.divisor_up_to(tensor, np.full(tensor.n_topics, tensor.n_grades - 1))
             return judged / np.where(open_, highest[None, :], self.divisor_up_to(tensor, top))
+        listed = unknown_ranks(tensor, self.cutoff)
         weight = listed.total((1.0 - self.p) * self.p**listed.rank0)
         best = np.full(judged.shape, -np.inf)
         for c in range(tensor.n_grades):
@@ -1233,7 +1234,7 @@ class xGAP(_ThresholdMeasure):
         if side == "hi":  # the view's hits at the ranks judged relevant
             q = np.where(tensor.codes.reshape(-1)[hits.group * hits.depth + hits.rank0] >= 1, q, 0)
         at_least = _n_at_least(tensor)
-        listed = unknown_ranks(tensor).counts()
+        listed, elsewhere = unknown_counts(tensor)
         total = np.zeros((tensor.n_runs, tensor.n_topics))
         for j in range(1, min(len(g), tensor.n_grades)):
             if g[j] > 0:
@@ -1241,7 +1242,7 @@ class xGAP(_ThresholdMeasure):
                 if side == "hi":
                     total += g[j] * safe_divide(sums + listed, at_least[None, :, j] + listed)
                 else:
-                    most = at_least[None, :, j] + listed + unknown_elsewhere(tensor)
+                    most = at_least[None, :, j] + listed + elsewhere
                     total += g[j] * safe_divide(sums, most)
         return total
 

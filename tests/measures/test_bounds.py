@@ -171,6 +171,22 @@ def _rest(name: str) -> str:
     return name[len(base) :]
 
 
+def test_an_unknown_document_below_the_cutoff_can_raise_a_topics_divisor():
+    # RBP normalised per topic divides by the topic's highest grade (here 1; 2 exists in
+    # another topic): the document at rank 2, below the cutoff and outside the qrels, can
+    # hold grade 2, and the value at rank 1 is then (1 - p) 1/2 = 0.25, not 0.5
+    rows = pd.DataFrame({"topic": ["q", "q", "t"], "doc": ["a", "b", "c"], "rel": [1, 0, 2]})
+    frame = pd.DataFrame({"run": "r", "topic": "q", "doc": ["a", "x"], "score": [2.0, 1.0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tensor = EvalTensor.build(RunSet.from_df(frame), Qrels.from_df(rows))
+    value = parse_measure("RBP(p=0.5,normalise=topic)@1").compute(tensor)[0]
+    lo = parse_measure("RBP_lo(p=0.5,normalise=topic)@1").compute(tensor)[0]
+    hi = parse_measure("RBP_hi(p=0.5,normalise=topic)@1").compute(tensor)[0]
+    q = list(tensor.topics).index("q")
+    assert value[q] == 0.5 and lo[q] == 0.25 and hi[q] == 0.5
+
+
 def test_names_and_refusals():
     assert str(parse_measure("AP_lo")) == "AP_lo"
     assert str(parse_measure("P_hi(rel=2)@10")) == "P_hi(rel=2)@10"
