@@ -52,13 +52,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from scipy import stats
+from scipy.optimize import minimize
 
 from metaeval._validation import as_generator, check_int, check_real
 from simulators.margins import Margin, fit_margin, transform_mean
 
-#: Bivariate copula families (pyvinecopulib's names). The default set is every parametric
-#: family, the set the papers selected from (R's VineCopula has no nonparametric family);
-#: "tll" adds pyvinecopulib's nonparametric one.
+#: Bivariate copula families. Every name but two is pyvinecopulib's ("tawn" is its Tawn copula with
+#: three parameters); "tawn1" and "tawn2" are the two-parameter Tawn copulas of R's VineCopula
+#: (its families 104 and 204), fitted here as VineCopula fits them (:func:`_fit_tawn`); "tll" is
+#: pyvinecopulib's nonparametric family.
 COPULA_FAMILIES = (
     "indep",
     "gaussian",
@@ -72,9 +74,17 @@ COPULA_FAMILIES = (
     "bb7",
     "bb8",
     "tawn",
+    "tawn1",
+    "tawn2",
     "tll",
 )
-PARAMETRIC_FAMILIES = COPULA_FAMILIES[:-1]
+TWO_PARAMETER_TAWNS = ("tawn1", "tawn2")
+#: The default set of a pair of runs: R's VineCopula's (``BiCopSelect(familyset = NA)``), the set
+#: the papers selected from: every parametric family, Tawn with two parameters.
+PAIR_FAMILIES = tuple(f for f in COPULA_FAMILIES if f not in ("tawn", "tll"))
+#: The default set of a vine: pyvinecopulib's parametric families (a vine fits its pair copulas
+#: in C++, where only pyvinecopulib's own families exist).
+VINE_FAMILIES = tuple(f for f in COPULA_FAMILIES if f not in (*TWO_PARAMETER_TAWNS, "tll"))
 COPULAS = ("gaussian", "vine", "independent")
 DESIGNS = ("systems", "pairs")
 _DUPLICATE_TOL = 1e-5
@@ -90,9 +100,8 @@ def _pv():
     return pyvinecopulib
 
 
-def _families(names) -> list:
-    pv = _pv()
-    names = PARAMETRIC_FAMILIES if names is None else tuple(names)
+def _family_names(names, default: tuple) -> tuple:
+    names = default if names is None else tuple(names)
     unknown = [n for n in names if n not in COPULA_FAMILIES]
     if unknown or not names:
         raise ValueError(
@@ -100,6 +109,19 @@ def _families(names) -> list:
             if unknown
             else "copula families must name at least one family"
         )
+    return names
+
+
+def _families(names) -> list:
+    """pyvinecopulib's families of a vine."""
+    names = _family_names(names, VINE_FAMILIES)
+    tawns = [n for n in names if n in TWO_PARAMETER_TAWNS]
+    if tawns:
+        raise ValueError(
+            f"copula family {tawns[0]!r} is fitted for a pair of runs only; a vine takes "
+            "pyvinecopulib's families (its 'tawn' has three parameters)"
+        )
+    pv = _pv()
     return [getattr(pv.BicopFamily, n) for n in names]
 
 
@@ -254,25 +276,45 @@ class VineCopula:
 
 @dataclass(frozen=True, eq=False)
 class PairCopula:
-    """A bivariate copula chosen by AIC (or BIC) among ``families`` (pyvinecopulib's
-    ``Bicop``), as R's ``VineCopula::BiCopSelect`` does for the papers."""
+    """A bivariate copula chosen by AIC (or BIC) among ``families``, as R's
+    ``VineCopula::BiCopSelect`` chooses it for the papers (default: its family set,
+    :data:`PAIR_FAMILIES`).
+
+    pyvinecopulib fits and selects its own families (with their rotations and its
+    preselection); the two-parameter Tawn copulas are fitted by :func:`_fit_tawn`, and the
+    candidate with the least criterion is kept. ``family`` names it, with its rotation
+    ("gumbel", "tawn1180", ...)."""
 
     model: object  # pyvinecopulib.Bicop
+    family: str
     dim: int = field(default=2, init=False)
 
     @classmethod
     def fit(cls, u: np.ndarray, *, families=None, criterion="aic") -> PairCopula:
         pv = _pv()
-        controls = pv.FitControlsBicop(
-            family_set=_families(families), selection_criterion=criterion
-        )
-        return cls(pv.Bicop.from_data(np.asarray(u, dtype=float), controls=controls))
-
-    @property
-    def family(self) -> str:
-        name = str(self.model.family).rsplit(".", 1)[-1]
-        rotation = int(self.model.rotation)
-        return name if rotation == 0 else f"{name}{rotation}"
+        u = np.asarray(u, dtype=float)
+        names = _family_names(families, PAIR_FAMILIES)
+        penalty = {"aic": 2.0, "bic": float(np.log(len(u)))}[criterion]
+        candidates = []  # (criterion, family name, model)
+        own = [n for n in names if n not in TWO_PARAMETER_TAWNS]
+        if own:
+            controls = pv.FitControlsBicop(
+                family_set=[getattr(pv.BicopFamily, n) for n in own],
+                selection_criterion=criterion,
+            )
+            model = pv.Bicop.from_data(u, controls=controls)
+            value = -2.0 * model.loglik(u) + penalty * model.npars
+            candidates.append((value, str(model.family).rsplit(".", 1)[-1], model))
+        tawns = [n for n in names if n in TWO_PARAMETER_TAWNS]
+        if tawns:
+            tau = float(stats.kendalltau(u[:, 0], u[:, 1]).statistic)
+            for rotation in _tawn_rotations(u, tau):
+                for name in tawns:
+                    model, loglik = _fit_tawn(u, name, rotation, tau)
+                    candidates.append((-2.0 * loglik + 2 * penalty, name, model))
+        _, name, model = min(candidates, key=lambda c: c[0])
+        rotation = int(model.rotation)
+        return cls(model, name if rotation == 0 else f"{name}{rotation}")
 
     @property
     def tau(self) -> float:
@@ -286,7 +328,71 @@ class PairCopula:
         return np.column_stack([w[:, 0], v])
 
     def to_dict(self) -> dict:
-        return {"copula": "pair", "json": self.model.to_json()}
+        return {"copula": "pair", "family": self.family, "json": self.model.to_json()}
+
+
+def _tawn_rotations(u: np.ndarray, tau: float) -> list[int]:
+    """The rotations of a Tawn copula worth fitting to ``u``: those of the sign of ``tau``
+    (0 and 180 for positive dependence, 90 and 270 for negative), narrowed as R's VineCopula
+    and vinecopulib narrow them for a family with an upper tail: with c1 and c2 the
+    correlations of the normal scores in the two quadrants of that dependence (upper right
+    and lower left when ``tau > 0``), c1 - c2 > 0.05 keeps only the rotation whose tail is in
+    the first quadrant (0 or 270), c1 - c2 < -0.05 only the other (180 or 90)."""
+    x = stats.norm.ppf(u)
+    if tau > 0:
+        first, second = (x[:, 0] > 0) & (x[:, 1] > 0), (x[:, 0] < 0) & (x[:, 1] < 0)
+        rotations = [0, 180]
+    else:
+        first, second = (x[:, 0] < 0) & (x[:, 1] > 0), (x[:, 0] > 0) & (x[:, 1] < 0)
+        rotations = [90, 270]
+
+    def corr(mask):  # an empty or degenerate quadrant counts as independent
+        if mask.sum() < 3:
+            return 0.0
+        c = np.corrcoef(x[mask].T)[0, 1]
+        return float(c) if np.isfinite(c) else 0.0
+
+    gap = corr(first) - corr(second)
+    if gap > 0.05:
+        return [r for r in rotations if r not in (90, 180)]
+    if gap < -0.05:
+        return [r for r in rotations if r in (90, 180)]
+    return rotations
+
+
+def _fit_tawn(u: np.ndarray, name: str, rotation: int, tau: float):
+    r"""A two-parameter Tawn copula fitted to ``u`` as R's VineCopula fits its families 104 and
+    204 (``MLE_intern_Tawn``), and its log-likelihood.
+
+    Tawn's extreme-value copula has a dependence parameter :math:`\theta \ge 1` and two
+    asymmetry weights :math:`\psi_1, \psi_2 \in [0, 1]` (pyvinecopulib's "tawn", with both
+    weights 1, is Gumbel's copula); "tawn1" frees :math:`\psi_1` with :math:`\psi_2 = 1`,
+    "tawn2" the reverse, so each is the other's transpose. Maximum likelihood by L-BFGS-B within
+    VineCopula's bounds, :math:`\theta \in [1.001, 20]` and
+    :math:`\psi \in [\max(|\tau| - 0.1, 10^{-4}), \min(|\tau| + 0.2, 0.99)]` around the
+    empirical Kendall's tau, from its start :math:`\theta = 1 + 6|\tau|`,
+    :math:`\psi = \min(|\tau| + 0.1, 0.999)`. Those bounds keep the asymmetry near the
+    dependence, and they decide how asymmetric the papers' pairs are, so the error rates of
+    the sign and Wilcoxon tests depend on them.
+    """
+    pv = _pv()
+    a = abs(tau)
+    bounds = [(1.001, 20.0), (max(a - 0.1, 1e-4), min(a + 0.2, 0.99))]
+    start = [1.0 + 6.0 * a, min(a + 0.1, 0.999)]
+    start = [min(max(x, lo), hi) for x, (lo, hi) in zip(start, bounds)]
+
+    def model(x):
+        theta, psi = x
+        weights = (psi, 1.0) if name == "tawn1" else (1.0, psi)
+        parameters = np.array([[weights[0]], [weights[1]], [theta]])
+        return pv.Bicop(family=pv.BicopFamily.tawn, rotation=rotation, parameters=parameters)
+
+    def minus_loglik(x):
+        value = model(x).loglik(u)
+        return -value if np.isfinite(value) else 1e250
+
+    best = minimize(minus_loglik, start, bounds=bounds, method="L-BFGS-B")
+    return model(best.x), -float(best.fun)
 
 
 def fit_copula(u: np.ndarray, kind: str, *, families=None, criterion="aic", trunc_lvl=None):
@@ -500,7 +606,9 @@ def _reachable(margin: Margin, target: float) -> bool:
 
 __all__ = [
     "COPULA_FAMILIES",
-    "PARAMETRIC_FAMILIES",
+    "PAIR_FAMILIES",
+    "TWO_PARAMETER_TAWNS",
+    "VINE_FAMILIES",
     "COPULAS",
     "DESIGNS",
     "read_score_matrix",

@@ -127,6 +127,51 @@ def test_vine_copula_sampling_reproduces_the_pairwise_taus():
     assert np.array_equal(cop.simulate(50, rng=5), cop.simulate(50, rng=5))
 
 
+def _tawn(name, psi, theta, rotation=0):
+    import pyvinecopulib as pv
+
+    weights = (psi, 1.0) if name == "tawn1" else (1.0, psi)
+    parameters = np.array([[weights[0]], [weights[1]], [theta]])
+    return pv.Bicop(family=pv.BicopFamily.tawn, rotation=rotation, parameters=parameters)
+
+
+def test_the_two_tawns_are_each_others_transpose():
+    u = np.random.default_rng(0).random((200, 2))
+    one, two = _tawn("tawn1", 0.4, 3.0), _tawn("tawn2", 0.4, 3.0)
+    np.testing.assert_allclose(one.pdf(u), two.pdf(u[:, ::-1]), rtol=1e-10)
+    assert not np.allclose(one.pdf(u), two.pdf(u))  # and neither is exchangeable
+
+
+@pytest.mark.parametrize("name, rotation", [("tawn1", 0), ("tawn2", 0), ("tawn1", 180)])
+def test_a_two_parameter_tawn_is_selected_and_fitted_at_its_maximum(name, rotation):
+    truth = _tawn(name, 0.55, 4.0, rotation)
+    w = np.random.default_rng(1).random((400, 2))
+    u = np.column_stack([w[:, 0], truth.hinv1(w)])
+    cop = PairCopula.fit(u)
+    assert cop.family == (name if rotation == 0 else f"{name}{rotation}")
+    # the oracle: the log-likelihood on a grid over VineCopula's bounds (psi around the
+    # empirical tau) is nowhere above the fitted one
+    tau = abs(stats.kendalltau(u[:, 0], u[:, 1]).statistic)
+    best = max(
+        _tawn(name, psi, theta, rotation).loglik(u)
+        for psi in np.linspace(max(tau - 0.1, 1e-4), min(tau + 0.2, 0.99), 31)
+        for theta in np.linspace(1.001, 20, 96)
+    )
+    assert cop.model.loglik(u) >= best - 1e-6
+    assert abs(float(cop.model.parameters[2, 0]) - 4.0) < 1.0
+
+
+def test_pair_copula_criteria_and_family_sets():
+    u = pseudo_observations(_correlated(n=300), rng=0)[:, :2]
+    assert PairCopula.fit(u, families=["gaussian"]).family == "gaussian"
+    only_tawns = PairCopula.fit(u, families=["tawn1", "tawn2"], criterion="bic")
+    assert only_tawns.family.startswith("tawn")
+    # a symmetric dependence is not given an asymmetric copula
+    assert not PairCopula.fit(u).family.startswith("tawn")
+    with pytest.raises(ValueError, match="fitted for a pair of runs only"):
+        VineCopula.fit(pseudo_observations(_correlated(n=60), rng=0), families=["tawn1"])
+
+
 def test_unknown_copula_families_are_refused():
     u = pseudo_observations(_correlated(n=50), rng=0)[:, :2]
     with pytest.raises(ValueError, match="unknown copula family 'gauss'"):

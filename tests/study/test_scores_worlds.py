@@ -221,6 +221,13 @@ kind = "topic_set_size"
             "a systems world fits one collection",
         ),
         (PAIRS.replace("c*_ap.csv", "bad.csv"), ERRORS, '["AP"]', "scores must lie in [0, 1]"),
+        (
+            PAIRS.replace('design = "pairs"', 'design = "systems"').replace("c*_ap", "c1_ap")
+            + '\ncopula = "vine"\ncopula_families = ["gumbel", "tawn2"]',
+            ERRORS,
+            '["AP"]',
+            "'tawn2' is fitted for a pair of runs only",
+        ),
     ],
     ids=[
         "measure",
@@ -234,6 +241,7 @@ kind = "topic_set_size"
         "rel",
         "systems-files",
         "bad-file",
+        "vine-tawn",
     ],
 )
 def test_bad_scores_worlds_are_refused_in_one_line(tmp_path, world, criteria, measures, message):

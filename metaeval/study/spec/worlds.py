@@ -172,7 +172,7 @@ def _world(t: _Table, base: Path) -> World:
 def _scores_world(t: _Table, base: Path, wid: str, rel: int, best_runs: tuple) -> ScoresWorld:
     from metaeval.measures import canonical_name
     from simulators.margins import CONTINUOUS_FAMILIES, DISCRETE_FAMILIES
-    from simulators.scores import COPULA_FAMILIES, COPULAS, DESIGNS
+    from simulators.scores import COPULA_FAMILIES, COPULAS, DESIGNS, TWO_PARAMETER_TAWNS
 
     if rel != 1 or best_runs:
         raise t.error("rel" if rel != 1 else "best_runs", "a scores world has no judgments")
@@ -216,6 +216,13 @@ def _scores_world(t: _Table, base: Path, wid: str, rel: int, best_runs: tuple) -
             raise t.error(
                 f"copula_families[{i}]", f"must be one of {', '.join(COPULA_FAMILIES)}, got {f!r}"
             )
+    two_parameter = [f for f in copula_families or [] if f in TWO_PARAMETER_TAWNS]
+    if two_parameter and design == "systems" and copula == "vine":
+        raise t.error(
+            "copula_families",
+            f"{two_parameter[0]!r} is fitted for a pair of runs only; a vine takes "
+            "pyvinecopulib's families (its 'tawn' has three parameters)",
+        )
     drop_bottom = float(t.take("drop_bottom", (float, int), 0.1))
     if not 0 <= drop_bottom < 1:
         raise t.error("drop_bottom", f"must be a share in [0, 1), got {drop_bottom}")
