@@ -294,7 +294,9 @@ class PairCopula:
         pv = _pv()
         u = np.asarray(u, dtype=float)
         names = _family_names(families, PAIR_FAMILIES)
-        penalty = {"aic": 2.0, "bic": float(np.log(len(u)))}[criterion]
+        if criterion not in ("aic", "bic"):
+            raise ValueError(f"criterion must be 'aic' or 'bic', got {criterion!r}")
+        penalty = 2.0 if criterion == "aic" else float(np.log(len(u)))
         candidates = []  # (criterion, family name, model)
         own = [n for n in names if n not in TWO_PARAMETER_TAWNS]
         if own:
@@ -333,8 +335,8 @@ class PairCopula:
 
 def _tawn_rotations(u: np.ndarray, tau: float) -> list[int]:
     """The rotations of a Tawn copula worth fitting to ``u``: those of the sign of ``tau``
-    (0 and 180 for positive dependence, 90 and 270 for negative), narrowed as R's VineCopula
-    and vinecopulib narrow them for a family with an upper tail: with c1 and c2 the
+    (0 and 180 for positive dependence, 90 and 270 for negative), narrowed as vinecopulib
+    narrows those of Gumbel's and Joe's, the families with an upper tail: with c1 and c2 the
     correlations of the normal scores in the two quadrants of that dependence (upper right
     and lower left when ``tau > 0``), c1 - c2 > 0.05 keeps only the rotation whose tail is in
     the first quadrant (0 or 270), c1 - c2 < -0.05 only the other (180 or 90)."""

@@ -168,6 +168,8 @@ def test_pair_copula_criteria_and_family_sets():
     assert only_tawns.family.startswith("tawn")
     # a symmetric dependence is not given an asymmetric copula
     assert not PairCopula.fit(u).family.startswith("tawn")
+    with pytest.raises(ValueError, match="criterion must be 'aic' or 'bic'"):
+        PairCopula.fit(u, criterion="aicc")
     with pytest.raises(ValueError, match="fitted for a pair of runs only"):
         VineCopula.fit(pseudo_observations(_correlated(n=60), rng=0), families=["tawn1"])
 
