@@ -9,15 +9,15 @@ runs.
 
 :func:`calibrate` fits :class:`~simulators.worlds.WorldParams` in three stages.
 
-1. **Read off the data.** Grade proportions among relevant documents, their spread over
-   topics (a Dirichlet concentration by the method of moments, after removing multinomial
-   noise), the log-normal of R per topic, run depth and shallow runs, score ties, teams (from
-   run-name prefixes unless ``groups`` is given), the pool (the depth k to which the runs'
-   documents are all judged, and the judged documents beyond the depth-k pool: when they are a
-   tenth of the judgments or more, judging beyond a shallow pool), the shape of the system
-   effects (standardised quantiles of the systems' mean nDCG), and, when at least 5% of the run
-   pairs hold the same documents (90% of their lists: runs re-ranking shared first-stage
-   lists), the number K of
+1. **Read off the data.** Grade proportions among relevant documents (stage 2 moves them
+   on), their spread over topics (a Dirichlet concentration by the method of moments, after
+   removing multinomial noise), the log-normal of R per topic, run depth and shallow runs,
+   score ties, teams (from run-name prefixes unless ``groups`` is given), the pool (the depth k
+   to which the runs' documents are all judged, and the judged documents beyond the depth-k
+   pool: when they are a tenth of the judgments or more, judging beyond a shallow pool), the
+   shape of the system effects (standardised quantiles of the systems' mean nDCG), and, when
+   at least 5% of the run pairs hold the same documents (90% of their lists: runs re-ranking
+   shared first-stage lists), the number K of
    first-stage lists (K independent lists of ``depth`` among C candidates hold
    C (1 - (1 - depth / C)^K) distinct documents).
 2. **Simulated moments** (method of simulated moments with common random numbers). A world of
@@ -42,7 +42,11 @@ runs.
                                           per topic in the top 10
    ``doc_strength_share``                 agreement of the systems on which relevant
                                           documents they rank high (:func:`top_agreement`)
-   ``grade_quality`` q(g)                 share of judged documents with grade g, 0 < g < G
+   ``grade_quality`` q(g), 0 < g < G      share of grade g among the relevant documents in
+                                          the runs' top 10 (how strongly systems prefer the
+                                          higher grades where measures weigh most)
+   ``grade_probs`` (the relevant grades'  share of judged documents with grade g
+   proportions)
    =====================================  ==================================================
 
    A plain pool's depth is not iterated: it is what stage 1 reads off the judgments (moving
@@ -447,6 +451,15 @@ def top_agreement(tensor: EvalTensor, rel: int = 1) -> float:
     return doc_var / total if total > 0 else float("nan")
 
 
+def _top_grade_shares(tensor: EvalTensor, k: int = 10) -> list[float]:
+    """The share of each grade 1..G among the relevant documents in the runs' top ``k``: how
+    strongly systems prefer the higher grades where it matters most."""
+    G = tensor.grade_counts.shape[1] - 1
+    top = (tensor.entry_rank < k) & (tensor.entry_codes >= 1)
+    hits = np.bincount(tensor.entry_codes[top].astype(np.int64), minlength=G + 1)[1 : G + 1]
+    return [float(h) / max(hits.sum(), 1) for h in hits]
+
+
 def _targets(tensor: EvalTensor, distinct10: float, distinct_deep: float) -> dict[str, float]:
     scores = score_matrices(tensor, ["nDCG", "AP"])
     ndcg = scores["nDCG"]
@@ -456,6 +469,7 @@ def _targets(tensor: EvalTensor, distinct10: float, distinct_deep: float) -> dic
     shares = counts.sum(axis=0) / max(counts.sum(), 1)
     return {
         **{f"share{g}": float(v) for g, v in enumerate(shares)},
+        **{f"top{g}": v for g, v in enumerate(_top_grade_shares(tensor), start=1)},
         "mean": float(grand),
         "system_sd": float(sys_m.std(ddof=1)),
         "topic_sd": float(top_m.std(ddof=1)),
@@ -629,6 +643,8 @@ def _fit_moments(
     for name in ("pool_depth", "pool_extra"):
         avg[name] = int(round(np.median([getattr(h, name) for h in tail])))
     avg["grade_quality"] = tuple(float(v) for v in np.mean([h.quality() for h in tail], axis=0))
+    probs = np.mean([h.grade_probs for h in tail], axis=0)
+    avg["grade_probs"] = tuple(float(v) for v in probs / probs.sum())
     return dataclasses.replace(p, **avg)
 
 
@@ -733,12 +749,18 @@ def _step(p: WorldParams, sim: dict, target: dict, damping: float, G: int, S: in
     if p.pool_extra:
         extra = p.pool_extra + damping * (target["judged"] - sim["judged"])
         step["pool_extra"] = int(np.clip(round(extra), 1, p.n_candidates))
-    # q(g) of the intermediate grades sets how often they reach the pool: move each towards
-    # the share of judged documents with that grade (q(0) = 0, q(G) = 1 fixed).
+    # q(g) of the intermediate grades sets how strongly systems prefer the top grade: move each
+    # towards the share of grade g among the relevant documents of the runs' top 10 (q(0) = 0,
+    # q(G) = 1 fixed). The grades' proportions then set how many of each reach the judgments.
     q = p.quality().copy()
     for g in range(1, G):
-        q[g] = float(np.clip(q[g] * ratio(f"share{g}", 1e-4) ** (0.5 * damping), 0.02, 1.0))
+        q[g] = float(np.clip(q[g] * ratio(f"top{g}", 1e-4) ** (0.5 * damping), 0.02, 1.0))
     step["grade_quality"] = tuple(float(v) for v in q)
+    if G > 1:
+        probs = np.array(p.grade_probs) * np.array(
+            [ratio(f"share{g}", 1e-4) ** damping for g in range(1, G + 1)]
+        )
+        step["grade_probs"] = tuple(float(v) for v in probs / probs.sum())
     return dataclasses.replace(p, **step)
 
 

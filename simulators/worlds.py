@@ -48,13 +48,13 @@ more documents per topic are judged, the retrieved but unpooled ones ranked high
 separate ranker as good as the best systems (active learning, as TREC DL's pools were made).
 
 What real collections need beyond this (all off by default; ``simulators.calibrate`` fits
-them): ``system_quantiles`` shapes the system effects (b_s mapped through a quantile function:
-the long tail of poor runs); ``doc_strength_sd`` makes relevant documents of one grade unequal,
-the same for every system (q(g) times a log-normal factor of mean 1), or partly each system's
-own (``doc_strength_share``); ``first_stages`` = K makes
-each system re-rank the top ``depth`` of one of K first-stage lists (scored like an average
-system, sharing ``first_stage_share`` of their noise with u), as most runs of a track re-rank a
-few shared candidate lists.
+them): ``system_quantiles`` shapes the system effects (the S systems take a quantile
+function's values at (rank - 1/2) / S, in the order of the b_s: the long tail of poor runs);
+``doc_strength_sd`` makes relevant documents of one grade unequal, the same for every system
+(q(g) times a log-normal factor of mean 1), or partly each system's own
+(``doc_strength_share``); ``first_stages`` = K makes each system re-rank the top ``depth`` of
+one of K first-stage lists (scored like an average system, sharing ``first_stage_share`` of
+their noise with u), as most runs of a track re-rank a few shared candidate lists.
 
 Topic ids are ``q001, q002, ...``, document ids ``q001-d00042`` (zero-padded, so string order
 equals candidate order and the truth qrels row of candidate j of topic t is ``t * C + j``),
@@ -143,9 +143,11 @@ class WorldParams:
         ranks every candidate.
     system_quantiles : tuple of float or None
         The shape of the system effects: quantiles (at equally spaced probabilities from 0 to
-        1) of a standardised distribution. The normal b_s above is mapped through it,
-        b_s = system_sd Q(Phi(b_s / system_sd)), which keeps the team correlation and gives
-        real collections' long tail of poor runs. None: normal.
+        1) of a standardised distribution, Q. The S systems take its values at the midpoints,
+        b_s = system_sd Q((r_s - 1/2) / S) with r_s the rank of the normal b_s above: the
+        collection's spread of systems in every world (not a sample from it), the team
+        correlation in which systems get which effect, and real collections' long tail of poor
+        runs. None: normal.
     """
 
     n_candidates: int = 2000
@@ -625,10 +627,13 @@ def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arra
     own = rng.standard_normal(S)
     z = math.sqrt(p.team_effect_share) * shared[team] + math.sqrt(1 - p.team_effect_share) * own
     if p.system_quantiles is not None:
-        from scipy.special import ndtr
-
+        # The collection's systems, not a sample of systems like them: the S effects are the
+        # quantiles at (rank - 1/2) / S, dealt out in the order of the normal draws (so teams
+        # keep their correlation). A sample would move the spread of the systems, and with it
+        # every discriminative power, from one world to the next.
         sq = np.asarray(p.system_quantiles)
-        z = np.interp(ndtr(z), np.linspace(0, 1, len(sq)), sq)
+        rank = np.argsort(np.argsort(z, kind="stable"), kind="stable")
+        z = np.interp((rank + 0.5) / S, np.linspace(0, 1, len(sq)), sq)
     b = p.system_sd * z
     d = p.topic_sd * rng.standard_normal(T)
     c = p.interaction_sd * rng.standard_normal((S, T))

@@ -133,7 +133,7 @@ def test_calibrate_stage_one_recovers_observables(small_world):
     assert p.team_size == pytest.approx(15 / len(set(w.groups.values())))
     # Grade proportions and R are read off the *pooled* judgments: the model's truth (0.5, 0.3,
     # 0.2) is not recovered, because higher grades reach the pool more often (pool bias); the
-    # simulated-moment stage corrects R, and q(g) absorbs the grade bias.
+    # simulated-moment stage corrects both.
     rel = w.qrels.to_df().query("grade >= 1")
     counts = rel.grade.value_counts(normalize=True).sort_index()
     np.testing.assert_allclose(p.grade_probs, counts.to_numpy(), atol=1e-12)
@@ -153,6 +153,32 @@ def test_calibrate_simulated_moments_converge(small_world):
     assert got["mean"] == pytest.approx(target["mean"], abs=0.03)  # ... the fit is not
     assert got["system_sd"] == pytest.approx(target["system_sd"], rel=0.35)
     assert got["judged"] == pytest.approx(target["judged"], rel=0.2)
+
+
+def test_top_grade_shares_are_those_of_precision_at_10_by_grade(small_world):
+    from metaeval.engine import EvalTensor
+    from metaeval.evaluation import score_matrices
+    from simulators.calibrate import _top_grade_shares
+
+    w = small_world
+    tensor = EvalTensor.build(w.runs, w.qrels)
+    P = score_matrices(tensor, [f"P(rel={g})@10" for g in (1, 2, 3)])
+    at_least = [P[f"P(rel={g})@10"].sum() for g in (1, 2, 3)] + [0.0]
+    expected = [(at_least[g - 1] - at_least[g]) / at_least[0] for g in (1, 2, 3)]
+    np.testing.assert_allclose(_top_grade_shares(tensor), expected, rtol=1e-12)
+
+
+def test_stage_two_fits_the_preference_for_higher_grades_and_their_proportions(small_world):
+    w = small_world
+    target = calibration_targets(w.qrels, w.runs)
+    p = calibrate(w.qrels, w.runs, iterations=8, rng=0)
+    got = simulated_targets(p, 15, 30, rng=0)
+    for g in (1, 2):
+        assert got[f"top{g}"] == pytest.approx(target[f"top{g}"], abs=0.05)
+    for g in (1, 2, 3):
+        assert got[f"share{g}"] == pytest.approx(target[f"share{g}"], rel=0.25)
+    # the world's own q(g) (trec_like: 1/3, 2/3) is what the preference in the top 10 recovers
+    np.testing.assert_allclose(p.quality()[1:3], [1 / 3, 2 / 3], atol=0.15)
 
 
 def test_a_plain_pool_keeps_the_depth_read_off_the_judgments(small_world):
