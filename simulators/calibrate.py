@@ -643,8 +643,7 @@ def _fit_moments(
     for name in ("pool_depth", "pool_extra"):
         avg[name] = int(round(np.median([getattr(h, name) for h in tail])))
     avg["grade_quality"] = tuple(float(v) for v in np.mean([h.quality() for h in tail], axis=0))
-    probs = np.mean([h.grade_probs for h in tail], axis=0)
-    avg["grade_probs"] = tuple(float(v) for v in probs / probs.sum())
+    avg["grade_probs"] = tuple(np.mean([h.grade_probs for h in tail], axis=0))  # normalised
     return dataclasses.replace(p, **avg)
 
 
@@ -756,11 +755,11 @@ def _step(p: WorldParams, sim: dict, target: dict, damping: float, G: int, S: in
     for g in range(1, G):
         q[g] = float(np.clip(q[g] * ratio(f"top{g}", 1e-4) ** (0.5 * damping), 0.02, 1.0))
     step["grade_quality"] = tuple(float(v) for v in q)
-    if G > 1:
-        probs = np.array(p.grade_probs) * np.array(
-            [ratio(f"share{g}", 1e-4) ** damping for g in range(1, G + 1)]
+    if G > 1:  # WorldParams normalises them
+        step["grade_probs"] = tuple(
+            prob * ratio(f"share{g}", 1e-4) ** damping
+            for g, prob in enumerate(p.grade_probs, start=1)
         )
-        step["grade_probs"] = tuple(float(v) for v in probs / probs.sum())
     return dataclasses.replace(p, **step)
 
 

@@ -87,7 +87,8 @@ def unknown_elsewhere(tensor: EvalTensor, cutoff: int | None = None) -> np.ndarr
     per_topic = np.bincount(tensor.judgment_topic[tensor.judgments < 0], minlength=tensor.n_topics)
     # every entry, also those a degrader's removal leaves out of entries()
     unknown = tensor.entry_codes < 0
-    inside = tensor.entry_rank < (tensor.depth if cutoff is None else cutoff)
+    cut = tensor.depth if cutoff is None else cutoff
+    inside = tensor.entry_rank < cut
     n_groups = tensor.n_runs * tensor.n_topics
 
     def per_list(mask):
@@ -96,7 +97,7 @@ def unknown_elsewhere(tensor: EvalTensor, cutoff: int | None = None) -> np.ndarr
         )
 
     # unknown ranks below the cutoff that are not qrels rows (those are counted per topic)
-    below = unknown_mask(tensor).sum(axis=2) - unknown_mask(tensor, cutoff).sum(axis=2)
+    below = unknown_mask(tensor)[:, :, cut:].sum(axis=2)
     return per_topic[None, :] - per_list(unknown & inside) + below - per_list(unknown & ~inside)
 
 

@@ -382,11 +382,16 @@ class CWLMeasure(Measure):
             return self._compute_fixed(tensor)
         return self._compute_blocks(tensor)
 
+    @property
+    def without_bounds(self) -> str:  # why a residual has none (Measure.without_bounds)
+        if self.output.startswith("Res"):
+            return "a residual is already the width of such bounds"
+        return ""
+
     def has_bounds(self) -> bool:
         # With fixed weights every output rises with the gains (EU, ETU) or ignores them; an
-        # adaptive measure needs a C(i) that moves one way with the gains. A residual is
-        # already the width of such bounds.
-        if self.output.startswith("Res"):
+        # adaptive measure needs a C(i) that moves one way with the gains.
+        if self.without_bounds:
             return False
         return self.fixed_weights or self.ranged_continuation
 
@@ -401,11 +406,6 @@ class CWLMeasure(Measure):
         return np.minimum(at_low, at_high), np.maximum(at_low, at_high)
 
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
-        if self.output.startswith("Res"):
-            raise MeasureValueError(
-                f"{self}: its bounds over the grades of unjudged documents are not available "
-                "(a residual is already the width of such bounds)"
-            )
         if not self.has_bounds():
             return super()._bounds(tensor, side)
         gains = self.gain_values(tensor.levels)

@@ -193,9 +193,15 @@ def test_names_and_refusals():
     assert str(parse_measure("map_hi")) == "AP_hi"
     rows, frame, keep = _case(0)
     _, cut = _tensor(rows, frame, keep)
-    for name in ("INST_hi(output=ResEU)", "Judged_lo@5", "Unjudged_hi@5", "RBP_resid_lo"):
-        with pytest.raises(ValueError, match=r"its bounds over the grades of unjudged"):
+    for name, why in (
+        ("INST_hi(output=ResEU)", "a residual is already the width"),
+        ("Judged_lo@5", "it measures the judgments themselves"),
+        ("Unjudged_hi@5", "it measures the judgments themselves"),
+        ("RBP_resid_lo", "it measures the judgments themselves"),
+    ):
+        with pytest.raises(ValueError, match=r"its bounds over the grades of unjudged") as err:
             parse_measure(name).compute(cut)
+        assert why in str(err.value) and "\n" not in str(err.value)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tied_runs = RunSet.from_df(frame.assign(score=1.0), ties="expected")
