@@ -168,6 +168,10 @@ def _fast_table(data: bytes, names: list[str], kind: str) -> pa.Table | None:
         return None
     types = {name: pa.string() for name in names}
     types[names[4] if kind == "run" else names[3]] = pa.float64()
+    if kind == "run":
+        # The tag repeats on every line: as a dictionary it is stored once, not copied per
+        # line (a fifth of the parse's time on DL 2020's runs).
+        types["tag"] = pa.dictionary(pa.int32(), pa.string())
     try:
         return pa_csv.read_csv(
             # Arrow reads the bytes in place: no copy, and no call back into Python (which
@@ -266,8 +270,9 @@ def parse_table(
     """Parse a TREC run (kind="run") or qrels (kind="qrels") file into typed columns.
 
     Returns an Arrow table with columns ``topic, doc, score, tag`` (run) or ``topic, doc, grade``
-    (qrels), ids as strings and numbers as finite float64 (a grade may be real-valued: what
-    grades are allowed is :func:`metaeval.data.qrels.encode_grades`'s to say), in file order,
+    (qrels), ids as strings (the tag may be dictionary-encoded) and numbers as finite float64
+    (a grade may be real-valued: what grades are allowed is
+    :func:`metaeval.data.qrels.encode_grades`'s to say), in file order,
     and a function from a row of that table to its 1-based physical line, so that later checks
     can name the line too.
     """

@@ -281,6 +281,8 @@ def test_no_warning_on_clean_input(tmp_path):
         ["5", "05", "+5", "12"],  # three different documents that read as the number 5
         ["5", "1e3", "12", "x"],
         ["9" * 19, "5", "12", "7"],  # beyond int64
+        ["1" + "0" * 18, "5", "12", "7"],  # 19 digits: within int64, beyond the judged ids' 18
+        ["0", "00", "12", "7"],  # "0" is written the one way, "00" is another document
     ],
 )
 def test_runs_read_together_keep_their_documents_apart(tmp_path, ids):
