@@ -316,6 +316,43 @@ class infAP(BinaryMeasure):
         )
         return self.per_topic(tensor, hits, np.where(is_rel, terms, 0.0))
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        r"""Every relevant document of a tie group has the same expected term, so it is
+        computed once per group (first 0-based rank a, size n; m_r relevant, m_n judged
+        non-relevant and m_u pooled-unjudged documents among the n, the rest unpooled).
+        Above the document, at 0-based rank j = a + x with x uniform on 0..n-1, are the
+        earlier groups' B_r, B_n, B_u and, of the other n - 1 of its group, r relevant, k
+        non-relevant and t others (x = r + k + t, multivariate hypergeometric), t m_u / q
+        of them pooled-unjudged on average (q = n - m_r - m_n). The term is linear in that
+        count, so
+
+        .. math:: E = \frac{H_{a+n} - H_a}{n} + \frac1n \sum_{r,k} \binom{m_r-1}{r}
+                  \binom{m_n}{k} \rho(r, k) \big[(B + r + k) S_0(r + k)
+                  + \tfrac{m_u}{q} S_1(r + k)\big],
+
+        with B = B_r + B_n + B_u, rho the smoothed rate (B_r + r + eps) / (B_r + B_n + r + k
+        + 2 eps), and S_i(s) = sum_t t^i C(q, t) / (C(n - 1, s + t) (a + s + t + 1)): sums over
+        the t of each s = r + k, not over every (r, k, t).
+        """
+        hits = tied_hits(tensor, lambda codes: codes != UNPOOLED)
+        is_rel = hits.grade >= tensor.code_at_least(self.rel)
+        is_unj = hits.grade == UNJUDGED
+        kinds = (is_rel, ~is_rel & ~is_unj, is_unj)
+        first = hits.tie_blocks
+        m_r, m_n, m_u = (hits.tie_total(kind.astype(np.float64))[first] for kind in kinds)
+        b_r, b_n, b_u = (hits.before_tie(kind.astype(np.float64))[first] for kind in kinds)
+        a = hits.tie_start[first].astype(np.int64)
+        n = hits.tie_size[first].astype(np.int64)
+        with_rel = np.flatnonzero(m_r > 0)
+        per_group = np.zeros(len(first))
+        per_group[with_rel] = _infap_group_terms(
+            a[with_rel],
+            n[with_rel],
+            *(v[with_rel].astype(np.int64) for v in (m_r, m_n, m_u, b_r, b_n, b_u)),
+        )
+        block = hits.tie_layout[1]
+        return self.per_topic(tensor, hits, np.where(is_rel, per_group[block], 0.0))
+
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
         # Every completion of the judgments leaves no document unjudged, and infAP is then AP
         # but for its smoothing, which moves a term at 0-based rank j by
@@ -323,6 +360,45 @@ class infAP(BinaryMeasure):
         if side == "hi":
             return np.minimum(ap_bounds(tensor, self.rel, None, side) + INFAP_EPSILON, 1.0)
         return np.maximum(ap_bounds(tensor, self.rel, None, side) - INFAP_EPSILON, 0.0)
+
+
+def _grid(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(owner, index): for each of ``len(sizes)`` items, ``sizes[i]`` rows numbered 0.."""
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    return owner, np.arange(len(owner)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+
+
+def _log_choose(top: np.ndarray, k: np.ndarray) -> np.ndarray:
+    from scipy.special import gammaln  # imported here: plain evaluations never need scipy
+
+    return gammaln(top + 1.0) - gammaln(k + 1.0) - gammaln(top - k + 1.0)
+
+
+def _infap_group_terms(a, n, m_r, m_n, m_u, b_r, b_n, b_u) -> np.ndarray:
+    """infAP's expected term of a relevant document of each tie group (see
+    :meth:`infAP._expected`): arrays of ints, one per group with m_r >= 1."""
+    q = n - m_r - m_n  # the others: pooled-unjudged or unpooled
+    # S_0(s) and S_1(s) for s = 0 .. m_r - 1 + m_n, summed over t = 0 .. q.
+    owner, index = _grid((m_r + m_n) * (q + 1))
+    s, t = np.divmod(index, (q + 1)[owner])
+    x = s + t
+    w = np.exp(_log_choose(q[owner], t) - _log_choose(n[owner] - 1, x)) / (a[owner] + x + 1.0)
+    sums_at = np.cumsum(m_r + m_n) - (m_r + m_n)  # where each group's s = 0 is
+    slot = sums_at[owner] + s
+    s0 = np.bincount(slot, weights=w, minlength=int((m_r + m_n).sum()))
+    s1 = np.bincount(slot, weights=w * t, minlength=len(s0))
+    # The (r, k) of each group.
+    owner, index = _grid(m_r * (m_n + 1))
+    r, k = np.divmod(index, (m_n + 1)[owner])
+    slot = sums_at[owner] + r + k
+    rate = (b_r[owner] + r + INFAP_EPSILON) / (b_r[owner] + b_n[owner] + r + k + 2 * INFAP_EPSILON)
+    unjudged_share = safe_divide(m_u.astype(np.float64), q.astype(np.float64))[owner]
+    chance = np.exp(_log_choose(m_r[owner] - 1, r) + _log_choose(m_n[owner], k))
+    above = (b_r + b_n + b_u)[owner] + r + k
+    terms = chance * rate * (above * s0[slot] + unjudged_share * s1[slot])
+    total = np.bincount(owner, weights=terms, minlength=len(a))
+    harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, int((a + n).max()) + 1))])
+    return (harmonic[a + n] - harmonic[a] + total) / n
 
 
 def _bpref_parts(tensor: EvalTensor, rel_level: float):
