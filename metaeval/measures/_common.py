@@ -278,6 +278,12 @@ class TiedHits(RankedHits):
         return (cumulative[a + self.inside(cutoff)] - cumulative[a]) / self.tie_size
 
 
+def grid_rows(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(owner, index): ``sizes[i]`` rows for each item i, numbered 0 .. sizes[i] - 1."""
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    return owner, np.arange(len(owner)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+
+
 def log_none(size, hits, slots) -> np.ndarray:
     """log P(none of ``hits`` documents of a tie group of ``size`` falls in its first
     ``slots`` positions) = log C(size - hits, slots) - log C(size, slots), -inf when

@@ -22,6 +22,7 @@ from metaeval.engine import UNJUDGED, UNPOOLED, EvalTensor
 from metaeval.measures._common import (
     RankedHits,
     TiedHits,
+    grid_rows,
     group_sizes,
     log_none,
     ranked_hits,
@@ -362,12 +363,6 @@ class infAP(BinaryMeasure):
         return np.maximum(ap_bounds(tensor, self.rel, None, side) - INFAP_EPSILON, 0.0)
 
 
-def _grid(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(owner, index): for each of ``len(sizes)`` items, ``sizes[i]`` rows numbered 0.."""
-    owner = np.repeat(np.arange(len(sizes)), sizes)
-    return owner, np.arange(len(owner)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-
-
 def _log_choose(top: np.ndarray, k: np.ndarray) -> np.ndarray:
     from scipy.special import gammaln  # imported here: plain evaluations never need scipy
 
@@ -379,7 +374,7 @@ def _infap_group_terms(a, n, m_r, m_n, m_u, b_r, b_n, b_u) -> np.ndarray:
     :meth:`infAP._expected`): arrays of ints, one per group with m_r >= 1."""
     q = n - m_r - m_n  # the others: pooled-unjudged or unpooled
     # S_0(s) and S_1(s) for s = 0 .. m_r - 1 + m_n, summed over t = 0 .. q.
-    owner, index = _grid((m_r + m_n) * (q + 1))
+    owner, index = grid_rows((m_r + m_n) * (q + 1))
     s, t = np.divmod(index, (q + 1)[owner])
     x = s + t
     w = np.exp(_log_choose(q[owner], t) - _log_choose(n[owner] - 1, x)) / (a[owner] + x + 1.0)
@@ -388,7 +383,7 @@ def _infap_group_terms(a, n, m_r, m_n, m_u, b_r, b_n, b_u) -> np.ndarray:
     s0 = np.bincount(slot, weights=w, minlength=int((m_r + m_n).sum()))
     s1 = np.bincount(slot, weights=w * t, minlength=len(s0))
     # The (r, k) of each group.
-    owner, index = _grid(m_r * (m_n + 1))
+    owner, index = grid_rows(m_r * (m_n + 1))
     r, k = np.divmod(index, (m_n + 1)[owner])
     slot = sums_at[owner] + r + k
     rate = (b_r[owner] + r + INFAP_EPSILON) / (b_r[owner] + b_n[owner] + r + k + 2 * INFAP_EPSILON)

@@ -39,7 +39,7 @@ import inspect
 import math
 import re
 import typing
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -48,7 +48,7 @@ import numpy as np
 from metaeval._constraints import Described, Interval, OneOf, Optional
 from metaeval.data.qrels import format_grade
 from metaeval.engine import UNPOOLED, EvalTensor
-from metaeval.measures._common import cumulative, safe_divide, tied_hits
+from metaeval.measures._common import cumulative, grid_rows, safe_divide, tied_hits
 from metaeval.measures.base import MAX_CUTOFF, Measure, MeasureValueError, register
 from metaeval.measures.bounds import monotone_bounds
 from metaeval.measures.graded import (
@@ -828,9 +828,16 @@ class CWL_RR(CWLMeasure):
         # The user stops at the first item with a gain, r: where it falls over tied orderings
         # (TiedHits.first_chances), holding each gain of its tie group's gain items equally
         # likely. EU = g(r)/r, ETU = g(r), ETC = K(r) = cost r, ED = r; with no gain within
-        # the depth, those of a list without one (as computed: no order matters there).
-        if self.output not in ("EU", "ETU", "ETC", "ED"):
-            return super()._expected(tensor)
+        # the depth, those of a list without one (as computed: no order matters there). EC
+        # is the cost of an item whatever the order (W sums to 1), and a residual is the
+        # expected upper bound less the expected value (both are linear in the orderings).
+        if self.output == "EC":
+            return self._compute(tensor)
+        if self.output.startswith("Res"):
+            key = self.output[3:]
+            if key == "EC":
+                return np.zeros((tensor.n_runs, tensor.n_topics))
+            return self._expected_upper(tensor, key) - replace(self, output=key)._expected(tensor)
         table = self.gain_values(tensor.levels)
         hits = tied_hits(tensor, lambda codes: positive_at(table, codes), self.max_depth)
         groups, owner, rank, chance = hits.first_chances(self.max_depth)
@@ -848,6 +855,91 @@ class CWL_RR(CWLMeasure):
             values += (1.0 - reached) * self.max_depth
         out = self._compute(tensor).reshape(-1)
         out[groups] = values
+        return out.reshape(tensor.n_runs, tensor.n_topics)
+
+    def _expected_upper(self, tensor: EvalTensor, key: str) -> np.ndarray:
+        """E[output ``key``] of the upper bound over tied orderings: every item without a
+        judgment within the depth n, the notional ones past the list's end included, has
+        ``max_gain``, so the user reads through judged items without gain and stops at the
+        first other one.
+
+        The tie groups a list opens with that hold only judged items without gain, one after
+        another from rank 1, end at rank c. If the group at rank c + 1 holds an entry (first
+        rank a + 1 = c + 1, size n, z judged items without gain, so m = n - z items that stop
+        the user, whose gains are the judged ones' and max_gain for the rest), the stop is at
+        its x-th position with probability C(n - x, m - 1) / C(n, m), the gain each of the m
+        equally likely; otherwise rank c + 1 holds an item without a judgment (or a notional
+        one) and the stop is there, with max_gain. Past the depth there is no stop: EU = ETU
+        = ETC = 0 and ED = n, as for a list without gain.
+        """
+        from scipy.special import gammaln  # imported here: plain evaluations never need scipy
+
+        table = self.gain_values(tensor.levels)
+        depth, top = self.max_depth, float(self.max_gain)
+        n_lists = tensor.n_runs * tensor.n_topics
+        group, _, codes, start, size = tensor.tied_entries()
+        judged = codes >= 0
+        gain = np.where(judged, table[np.maximum(codes, 0)], 0.0)
+        # One row per tie group that holds entries.
+        opens = np.ones(len(group), dtype=bool)
+        opens[1:] = (group[1:] != group[:-1]) | (start[1:] != start[:-1])
+        first, block = np.flatnonzero(opens), np.cumsum(opens) - 1
+        n_blocks = len(first)
+        blockers = np.bincount(block[judged & (gain == 0)], minlength=n_blocks)
+        n_judged = np.bincount(block[judged], minlength=n_blocks)
+        gains = np.bincount(block, gain, minlength=n_blocks)
+        b_list = group[first]
+        b_start, b_size = start[first].astype(np.int64), size[first].astype(np.int64)
+        b_end = b_start + b_size
+        # The opening chain: groups without gain, each starting where the previous ends.
+        new_list = np.ones(n_blocks, dtype=bool)
+        new_list[1:] = b_list[1:] != b_list[:-1]
+        prev_end = np.where(new_list, 0, np.concatenate([[0], b_end[:-1]]))
+        ok = (blockers == b_size) & (b_start == prev_end)
+        broken = np.cumsum(~ok)
+        list_first = np.flatnonzero(new_list)
+        list_blocks = np.diff(np.append(list_first, n_blocks))
+        broken_before = np.repeat(broken[list_first] - ~ok[list_first], list_blocks)
+        chained = ok & (broken == broken_before)
+        c = np.zeros(n_lists, dtype=np.int64)
+        np.maximum.at(c, b_list[chained], b_end[chained])
+        # The group at rank c + 1, when it holds entries.
+        n_chained = np.bincount(b_list[chained], minlength=n_lists)[b_list[list_first]]
+        nxt = list_first + n_chained
+        has = n_chained < list_blocks
+        nxt, owner_list = nxt[has], b_list[list_first][has]
+        at_c = b_start[nxt] == c[owner_list]
+        nxt, owner_list = nxt[at_c], owner_list[at_c]
+        # Every list stops at rank c + 1 with max_gain, but those whose next group is random.
+        random = np.zeros(n_lists, dtype=bool)
+        random[owner_list] = True
+        fixed = np.flatnonzero(~random & (c < depth))
+        n, a = b_size[nxt], b_start[nxt]
+        m = n - blockers[nxt]
+        mean_gain = (gains[nxt] + (n - n_judged[nxt]) * top) / m
+        last = np.clip(np.minimum(n - m + 1, depth - a), 0, None)
+        row, index = grid_rows(last)
+        x = index + 1
+        nr, mr = n[row], m[row]
+        chance = np.exp(
+            gammaln(nr - x + 1.0)
+            - gammaln(mr)
+            - gammaln(nr - x - mr + 2.0)
+            - (gammaln(nr + 1.0) - gammaln(mr + 1.0) - gammaln(nr - mr + 1.0))
+        )
+        lists = np.concatenate([fixed, owner_list[row]])
+        rank = np.concatenate([c[fixed] + 1.0, (a[row] + x).astype(np.float64)])
+        weight = np.concatenate([np.ones(len(fixed)), chance])
+        stop_gain = np.concatenate([np.full(len(fixed), top), mean_gain[row]])
+        value = {
+            "EU": stop_gain / rank,
+            "ETU": stop_gain,
+            "ETC": self.cost * rank,
+            "ED": rank,
+        }[key]
+        out = np.bincount(lists, weights=weight * value, minlength=n_lists)
+        if key == "ED":  # no stop within the depth: every item is read
+            out += (1.0 - np.bincount(lists, weights=weight, minlength=n_lists)) * depth
         return out.reshape(tensor.n_runs, tensor.n_topics)
 
     def continuation(self, gains, ranks):

@@ -70,6 +70,13 @@ MEASURES = [
     "CWL_RR(output=ETC,cost=2)",
     "CWL_RR(output=ED,max_depth=4)",
     "CWL_RR(gain=grade,max_gain=3,output=EU,max_depth=5)",
+    "CWL_RR(output=EC,cost=2)",
+    "CWL_RR(output=ResEU)",
+    "CWL_RR(output=ResETU,gain=grade,max_gain=3)",
+    "CWL_RR(output=ResETC,cost=2,max_depth=4)",
+    "CWL_RR(output=ResED,max_depth=3)",
+    "CWL_RR(output=ResED,max_depth=9)",
+    "CWL_RR(output=ResEC)",
     "CWL_AP",
     "CWL_AP(gain=grade,max_gain=3)",
     "SDCG(output=ResEU)@4",
@@ -280,6 +287,7 @@ def test_expected_value_on_trec_dl_matches_random_orderings():
         "CWL_RR",
         "CWL_AP",
         "infAP(rel=2)",
+        "CWL_RR(output=ResEU)",
     ]
     exact = _expected(frame, qrels, measures).groupby(["run", "measure"]).mean()
     rng = np.random.default_rng(5)
@@ -356,3 +364,23 @@ def test_every_measure_gives_its_expected_value_or_refuses_in_one_line():
             assert "\n" not in str(err.value)
         else:
             assert np.isfinite(measure.compute(tensor)).all(), cls.name
+
+
+def test_cwl_rr_residual_stops_at_an_unjudged_item_before_judged_ones_without_gain():
+    # The upper bound stops at the first item that is not a judged one without gain: here the
+    # unjudged "x" at rank 1, before "a" (judged, no gain) and the tie of "b" and "c".
+    q = Qrels.from_df(pd.DataFrame({"topic": ["1"] * 3, "doc": ["a", "b", "c"], "rel": [0, 1, 0]}))
+    lists = {
+        "gap": (["x", "a", "b", "c"], [5, 4, 3, 3]),
+        "chain": (["a", "c", "b", "x"], [5, 4, 4, 3]),
+        "notional": (["a", "c", "b"], [4, 3, 3]),
+    }
+    frame = pd.concat(
+        pd.DataFrame({"run": name, "topic": "1", "doc": docs, "score": scores})
+        for name, (docs, scores) in lists.items()
+    )
+    measures = ["CWL_RR(output=ResEU)", "CWL_RR(output=ResED,max_depth=3)"]
+    truth = _mean_over_orderings(frame, q, measures)
+    got = _expected(frame, q, measures)
+    got.index.names = truth.index.names
+    np.testing.assert_allclose(got.loc[truth.index].to_numpy(), truth.to_numpy(), atol=1e-12)
