@@ -1001,8 +1001,13 @@ class CWL_AP(CWLMeasure):
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         # EU = sum_i g(i) G(i)/i / sum_j g(j): E[G(i)/i] of each gain item over tied orderings
         # (TiedHits.expected_precision, weighted by the gains), over the gains within the
-        # depth, which no order changes unless a tie group crosses the depth. The other
-        # outputs divide by sum_j g(j)/j, which the order changes: refused.
+        # depth, which no order changes unless a tie group crosses the depth. EC is the item
+        # cost in every order (W sums to 1), and so is it in both bounds. The other outputs
+        # divide by sum_j g(j)/j, which the order changes: refused.
+        if self.output == "EC":
+            return self._compute(tensor)
+        if self.output == "ResEC":
+            return np.zeros((tensor.n_runs, tensor.n_topics))
         if self.output != "EU":
             return super()._expected(tensor)
         table = self.gain_values(tensor.levels)

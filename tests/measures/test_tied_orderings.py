@@ -79,6 +79,8 @@ MEASURES = [
     "CWL_RR(output=ResEC)",
     "CWL_AP",
     "CWL_AP(gain=grade,max_gain=3)",
+    "CWL_AP(output=EC,cost=3)",
+    "CWL_AP(output=ResEC)",
     "SDCG(output=ResEU)@4",
     "INSQ(T=2)",
     "TBG(output=ResETU)",
