@@ -284,6 +284,14 @@ def grid_rows(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return owner, np.arange(len(owner)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
 
 
+def log_choose(top, k) -> np.ndarray:
+    """log C(top, k) for 0 <= k <= top (arrays or numbers, as floats)."""
+    from scipy.special import gammaln  # imported here: plain evaluations never need scipy
+
+    top, k = np.asarray(top, dtype=np.float64), np.asarray(k, dtype=np.float64)
+    return gammaln(top + 1.0) - gammaln(k + 1.0) - gammaln(top - k + 1.0)
+
+
 def log_none(size, hits, slots) -> np.ndarray:
     """log P(none of ``hits`` documents of a tie group of ``size`` falls in its first
     ``slots`` positions) = log C(size - hits, slots) - log C(size, slots), -inf when

@@ -24,6 +24,7 @@ from metaeval.measures._common import (
     TiedHits,
     grid_rows,
     group_sizes,
+    log_choose,
     log_none,
     ranked_hits,
     safe_divide,
@@ -363,12 +364,6 @@ class infAP(BinaryMeasure):
         return np.maximum(ap_bounds(tensor, self.rel, None, side) - INFAP_EPSILON, 0.0)
 
 
-def _log_choose(top: np.ndarray, k: np.ndarray) -> np.ndarray:
-    from scipy.special import gammaln  # imported here: plain evaluations never need scipy
-
-    return gammaln(top + 1.0) - gammaln(k + 1.0) - gammaln(top - k + 1.0)
-
-
 def _infap_group_terms(a, n, m_r, m_n, m_u, b_r, b_n, b_u) -> np.ndarray:
     """infAP's expected term of a relevant document of each tie group (see
     :meth:`infAP._expected`): arrays of ints, one per group with m_r >= 1."""
@@ -377,7 +372,7 @@ def _infap_group_terms(a, n, m_r, m_n, m_u, b_r, b_n, b_u) -> np.ndarray:
     owner, index = grid_rows((m_r + m_n) * (q + 1))
     s, t = np.divmod(index, (q + 1)[owner])
     x = s + t
-    w = np.exp(_log_choose(q[owner], t) - _log_choose(n[owner] - 1, x)) / (a[owner] + x + 1.0)
+    w = np.exp(log_choose(q[owner], t) - log_choose(n[owner] - 1, x)) / (a[owner] + x + 1.0)
     sums_at = np.cumsum(m_r + m_n) - (m_r + m_n)  # where each group's s = 0 is
     slot = sums_at[owner] + s
     s0 = np.bincount(slot, weights=w, minlength=int((m_r + m_n).sum()))
@@ -388,7 +383,7 @@ def _infap_group_terms(a, n, m_r, m_n, m_u, b_r, b_n, b_u) -> np.ndarray:
     slot = sums_at[owner] + r + k
     rate = (b_r[owner] + r + INFAP_EPSILON) / (b_r[owner] + b_n[owner] + r + k + 2 * INFAP_EPSILON)
     unjudged_share = safe_divide(m_u.astype(np.float64), q.astype(np.float64))[owner]
-    chance = np.exp(_log_choose(m_r[owner] - 1, r) + _log_choose(m_n[owner], k))
+    chance = np.exp(log_choose(m_r[owner] - 1, r) + log_choose(m_n[owner], k))
     above = (b_r + b_n + b_u)[owner] + r + k
     terms = chance * rate * (above * s0[slot] + unjudged_share * s1[slot])
     total = np.bincount(owner, weights=terms, minlength=len(a))

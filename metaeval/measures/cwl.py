@@ -48,7 +48,13 @@ import numpy as np
 from metaeval._constraints import Described, Interval, OneOf, Optional
 from metaeval.data.qrels import format_grade
 from metaeval.engine import UNPOOLED, EvalTensor
-from metaeval.measures._common import cumulative, grid_rows, safe_divide, tied_hits
+from metaeval.measures._common import (
+    cumulative,
+    grid_rows,
+    log_choose,
+    safe_divide,
+    tied_hits,
+)
 from metaeval.measures.base import MAX_CUTOFF, Measure, MeasureValueError, register
 from metaeval.measures.bounds import monotone_bounds
 from metaeval.measures.graded import (
@@ -872,8 +878,6 @@ class CWL_RR(CWLMeasure):
         one) and the stop is there, with max_gain. Past the depth there is no stop: EU = ETU
         = ETC = 0 and ED = n, as for a list without gain.
         """
-        from scipy.special import gammaln  # imported here: plain evaluations never need scipy
-
         table = self.gain_values(tensor.levels)
         depth, top = self.max_depth, float(self.max_gain)
         n_lists = tensor.n_runs * tensor.n_topics
@@ -921,12 +925,7 @@ class CWL_RR(CWLMeasure):
         row, index = grid_rows(last)
         x = index + 1
         nr, mr = n[row], m[row]
-        chance = np.exp(
-            gammaln(nr - x + 1.0)
-            - gammaln(mr)
-            - gammaln(nr - x - mr + 2.0)
-            - (gammaln(nr + 1.0) - gammaln(mr + 1.0) - gammaln(nr - mr + 1.0))
-        )
+        chance = np.exp(log_choose(nr - x, mr - 1) - log_choose(nr, mr))
         lists = np.concatenate([fixed, owner_list[row]])
         rank = np.concatenate([c[fixed] + 1.0, (a[row] + x).astype(np.float64)])
         weight = np.concatenate([np.ones(len(fixed)), chance])
