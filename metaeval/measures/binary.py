@@ -340,8 +340,8 @@ class infAP(BinaryMeasure):
         is_rel = hits.grade >= tensor.code_at_least(self.rel)
         is_unj = hits.grade == UNJUDGED
         kinds = (is_rel, ~is_rel & ~is_unj, is_unj)
-        first = hits.tie_blocks
-        m_r, m_n, m_u = (hits.tie_total(kind.astype(np.float64))[first] for kind in kinds)
+        first, block = hits.tie_layout
+        m_r, m_n, m_u = (np.bincount(block, weights=kind, minlength=len(first)) for kind in kinds)
         b_r, b_n, b_u = (hits.before_tie(kind.astype(np.float64))[first] for kind in kinds)
         a = hits.tie_start[first].astype(np.int64)
         n = hits.tie_size[first].astype(np.int64)
@@ -352,7 +352,6 @@ class infAP(BinaryMeasure):
             n[with_rel],
             *(v[with_rel].astype(np.int64) for v in (m_r, m_n, m_u, b_r, b_n, b_u)),
         )
-        block = hits.tie_layout[1]
         return self.per_topic(tensor, hits, np.where(is_rel, per_group[block], 0.0))
 
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:

@@ -451,8 +451,17 @@ class CWLMeasure(Measure):
         return _output_bound(key, side, c_min, c_max, low, high, ranks)
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # W sums to 1 and every item costs the same, so EC is that cost in every order (and
+        # in both bounds: ResEC is 0), whatever C(i) reads.
+        if self.output in ("EC", "ResEC"):
+            return self._compute(tensor)
+        return self._expected_outputs(tensor)
+
+    def _expected_outputs(self, tensor: EvalTensor) -> np.ndarray:
+        """The expected value of the other outputs: that of a measure of fixed W and L (a
+        measure whose C(i) follows the gains overrides this, or is refused)."""
         if not self.fixed_weights:
-            return super()._expected(tensor)  # C(i) follows the gains: refused
+            return Measure._expected(self, tensor)  # C(i) follows the gains: refused
         return self._compute_fixed(tensor, expected=True)
 
     def _compute_fixed(self, tensor: EvalTensor, expected: bool = False) -> np.ndarray:
@@ -830,19 +839,15 @@ class CWL_RR(CWLMeasure):
         "Azzopardi, Thomas & Moffat, SIGIR 2019"
     )
 
-    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+    def _expected_outputs(self, tensor: EvalTensor) -> np.ndarray:
         # The user stops at the first item with a gain, r: where it falls over tied orderings
         # (TiedHits.first_chances), holding each gain of its tie group's gain items equally
         # likely. EU = g(r)/r, ETU = g(r), ETC = K(r) = cost r, ED = r; with no gain within
-        # the depth, those of a list without one (as computed: no order matters there). EC
-        # is the cost of an item whatever the order (W sums to 1), and a residual is the
-        # expected upper bound less the expected value (both are linear in the orderings).
-        if self.output == "EC":
-            return self._compute(tensor)
+        # the depth, those of a list without one (as computed: no order matters there). A
+        # residual is the expected upper bound less the expected value (both are linear in
+        # the orderings).
         if self.output.startswith("Res"):
             key = self.output[3:]
-            if key == "EC":
-                return np.zeros((tensor.n_runs, tensor.n_topics))
             return self._expected_upper(tensor, key) - replace(self, output=key)._expected(tensor)
         table = self.gain_values(tensor.levels)
         hits = tied_hits(tensor, lambda codes: positive_at(table, codes), self.max_depth)
@@ -870,7 +875,7 @@ class CWL_RR(CWLMeasure):
         first other one.
 
         The tie groups a list opens with that hold only judged items without gain, one after
-        another from rank 1, end at rank c. If the group at rank c + 1 holds an entry (first
+        another from rank 1, end at rank c. If the group at rank c + 1 holds a judged item (first
         rank a + 1 = c + 1, size n, z judged items without gain, so m = n - z items that stop
         the user, whose gains are the judged ones' and max_gain for the rest), the stop is at
         its x-th position with probability C(n - x, m - 1) / C(n, m), the gain each of the m
@@ -881,19 +886,18 @@ class CWL_RR(CWLMeasure):
         table = self.gain_values(tensor.levels)
         depth, top = self.max_depth, float(self.max_gain)
         n_lists = tensor.n_runs * tensor.n_topics
-        group, _, codes, start, size = tensor.tied_entries()
-        judged = codes >= 0
-        gain = np.where(judged, table[np.maximum(codes, 0)], 0.0)
-        # One row per tie group that holds entries.
-        opens = np.ones(len(group), dtype=bool)
-        opens[1:] = (group[1:] != group[:-1]) | (start[1:] != start[:-1])
-        first, block = np.flatnonzero(opens), np.cumsum(opens) - 1
+        # The judged items and their tie groups, one row per group that holds some (a group
+        # without any holds only items that stop the user).
+        hits = tied_hits(tensor, lambda codes: codes >= 0)
+        gain = table[hits.grade]
+        first, block = hits.tie_layout
         n_blocks = len(first)
-        blockers = np.bincount(block[judged & (gain == 0)], minlength=n_blocks)
-        n_judged = np.bincount(block[judged], minlength=n_blocks)
+        blockers = np.bincount(block[gain == 0], minlength=n_blocks)
+        n_judged = np.bincount(block, minlength=n_blocks)
         gains = np.bincount(block, gain, minlength=n_blocks)
-        b_list = group[first]
-        b_start, b_size = start[first].astype(np.int64), size[first].astype(np.int64)
+        b_list = hits.group[first]
+        b_start = hits.tie_start[first].astype(np.int64)
+        b_size = hits.tie_size[first].astype(np.int64)
         b_end = b_start + b_size
         # The opening chain: groups without gain, each starting where the previous ends.
         new_list = np.ones(n_blocks, dtype=bool)
@@ -997,18 +1001,13 @@ class CWL_AP(CWLMeasure):
         value = np.where(can, of(high), -np.inf).max(axis=1)
         return np.where(none_possible, np.maximum(value, empty), value)
 
-    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+    def _expected_outputs(self, tensor: EvalTensor) -> np.ndarray:
         # EU = sum_i g(i) G(i)/i / sum_j g(j): E[G(i)/i] of each gain item over tied orderings
         # (TiedHits.expected_precision, weighted by the gains), over the gains within the
-        # depth, which no order changes unless a tie group crosses the depth. EC is the item
-        # cost in every order (W sums to 1), and so is it in both bounds. The other outputs
+        # depth, which no order changes unless a tie group crosses the depth. The other outputs
         # divide by sum_j g(j)/j, which the order changes: refused.
-        if self.output == "EC":
-            return self._compute(tensor)
-        if self.output == "ResEC":
-            return np.zeros((tensor.n_runs, tensor.n_topics))
         if self.output != "EU":
-            return super()._expected(tensor)
+            return super()._expected_outputs(tensor)
         table = self.gain_values(tensor.levels)
         hits = tied_hits(tensor, lambda codes: positive_at(table, codes), self.max_depth)
         crossing = (hits.tie_start < self.max_depth) & (

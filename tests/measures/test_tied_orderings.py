@@ -81,6 +81,8 @@ MEASURES = [
     "CWL_AP(gain=grade,max_gain=3)",
     "CWL_AP(output=EC,cost=3)",
     "CWL_AP(output=ResEC)",
+    "INST(output=EC,cost=2)",
+    "BPM(T=2,K=4,output=ResEC)",
     "SDCG(output=ResEU)@4",
     "INSQ(T=2)",
     "TBG(output=ResETU)",
