@@ -4,8 +4,8 @@
 matters to meta-evaluation: relevant documents per topic, grade proportions, judged documents per
 topic, per-system MAP and nDCG, best-worst spread, agreement of system rankings between topic
 halves (Kendall tau-b, :func:`metaeval.meta.kendall_tau`), per-topic score correlation between
-systems, the fraction of retrieved documents judged at depth 10 and 100, and overlap between
-runs.
+systems, the fraction of retrieved documents judged at depth 10 and 100, overlap between
+runs, and how alike runs holding the same documents order them above and below rank 100.
 
 :func:`calibrate` fits :class:`~simulators.worlds.WorldParams` in three stages.
 
@@ -19,7 +19,8 @@ runs.
    at least 5% of the run pairs hold the same documents (90% of their lists: runs re-ranking
    shared first-stage lists), the number K of
    first-stage lists (K independent lists of ``depth`` among C candidates hold
-   C (1 - (1 - depth / C)^K) distinct documents).
+   C (1 - (1 - depth / C)^K) distinct documents); the runs' own scores then order the top 100
+   of their lists (``rerank_depth``, not fitted) and the first stage's order persists below.
 2. **Simulated moments** (method of simulated moments with common random numbers). A world of
    the collection's size is simulated; parameters are moved, each towards the statistic it
    mainly controls, by damped steps ``theta <- theta (target / simulated)^g`` (shares on the
@@ -42,6 +43,9 @@ runs.
                                           per topic in the top 10
    ``doc_strength_share``                 agreement of the systems on which relevant
                                           documents they rank high (:func:`top_agreement`)
+   ``tail_noise_sd`` (with first stages)  agreement on the order below rank 100 of runs
+                                          holding the same documents
+                                          (:func:`list_agreement`)
    ``grade_quality`` q(g), 0 < g < G      share of grade g among the relevant documents in
                                           the runs' top 10 (how strongly systems prefer the
                                           higher grades where measures weigh most)
@@ -88,6 +92,7 @@ __all__ = [
     "CollectionStats",
     "collection_stats",
     "calibrate",
+    "list_agreement",
     "teams_from_names",
     "top_agreement",
 ]
@@ -116,6 +121,7 @@ class CollectionStats:
     tie_fraction: np.ndarray = field(default=None, repr=False)
     rel: int = 1
     top_agreement: float = float("nan")
+    list_agreement: dict = field(default_factory=dict)
 
     @property
     def map(self) -> np.ndarray:
@@ -158,6 +164,8 @@ class CollectionStats:
         out["half-split tau (nDCG)"] = float(np.nanmean(self.half_tau))
         out["system pair corr (nDCG)"] = float(np.nanmedian(self.pair_corr))
         out["top agreement on relevant documents"] = float(self.top_agreement)
+        for part, value in self.list_agreement.items():
+            out[f"same-list order agreement, {part}"] = float(value)
         for k, v in self.judged_at.items():
             out[f"judged@{k}"] = float(v)
         for k, v in self.distinct_at.items():
@@ -174,6 +182,7 @@ def _stats_from_tensor(
     distinct_at: dict,
     run_lengths: np.ndarray,
     tie_fraction: np.ndarray | None,
+    ranked: np.ndarray,
 ) -> CollectionStats:
     counts = tensor.grade_counts
     S, T = tensor.n_runs, tensor.n_topics
@@ -217,6 +226,7 @@ def _stats_from_tensor(
         tie_fraction=tie_fraction,
         rel=rel,
         top_agreement=top_agreement(tensor, rel),
+        list_agreement=_list_agreement_named(ranked),
     )
 
 
@@ -333,6 +343,7 @@ def collection_stats(
             distinct_at=_distinct_from_world(world, distinct_ks),
             run_lengths=np.median(tensor.lengths, axis=1),
             tie_fraction=_ties_from_runs(world.runs),
+            ranked=world.ranked,
         )
     if not isinstance(qrels, Qrels) or not isinstance(runs, RunSet):
         raise TypeError("collection_stats takes (Qrels, RunSet) or a World")
@@ -345,6 +356,7 @@ def collection_stats(
         distinct_at=_distinct_from_runs(runs, qrels.topics, distinct_ks),
         run_lengths=np.median(tensor.lengths, axis=1),
         tie_fraction=_ties_from_runs(runs),
+        ranked=_runs_as_ranked(runs, qrels.topics),
     )
 
 
@@ -412,7 +424,7 @@ def _fast_stats(p: WorldParams, S: int, T: int, seed: int) -> dict[str, float]:
         r = sim.ranked[:, :, :k]
         per_topic = [len(np.unique(r[:, t][r[:, t] >= 0])) for t in range(T)]
         distinct[k] = float(np.median(per_topic))
-    return _targets(tensor, distinct[10], distinct[p.depth])
+    return _targets(tensor, distinct[10], distinct[p.depth], sim.ranked)
 
 
 def top_agreement(tensor: EvalTensor, rel: int = 1) -> float:
@@ -451,6 +463,68 @@ def top_agreement(tensor: EvalTensor, rel: int = 1) -> float:
     return doc_var / total if total > 0 else float("nan")
 
 
+def list_agreement(ranked: np.ndarray, k: int = 100, *, max_pairs: int = 50) -> dict[str, float]:
+    """How alike runs that re-rank the same list order it, above and below rank ``k``.
+
+    ``ranked`` is (S, T, D): per run and topic the document codes in rank order (any integers
+    unique within a topic; -1 past the end of a list). Per topic, the pairs of runs whose lists
+    hold mostly (90% of the longer list) the same documents, as runs re-ranking one
+    first-stage list do, are taken in order, at most ``max_pairs`` of them evenly spaced. For
+    each pair, the Spearman correlation of the ranks at which the two runs put the documents
+    that both rank above ``k`` (``"head"``), and of those that both rank at ``k`` + 1 or deeper
+    (``"tail"``), over at least 10 such documents. Each is the mean over pairs and topics (NaN
+    when no pair qualifies). In TREC DL the runs agree as much, or less, on the order of their
+    tails as on their heads: what makes two runs alike is how they rank the relevant
+    documents, not a shared order of the rest.
+    """
+    S, T, D = ranked.shape
+    out = {"head": [], "tail": []}
+    iu = np.triu_indices(S, 1)
+    for t in range(T):
+        r = ranked[:, t, :]
+        held = r >= 0
+        docs, column = np.unique(r[held], return_inverse=True)
+        pos = np.full((S, len(docs)), -1, dtype=np.int64)
+        pos[np.nonzero(held)[0], column] = np.nonzero(held)[1]
+        member = (pos >= 0).astype(np.float64)
+        common = member @ member.T
+        size = np.diag(common)
+        larger = np.maximum(np.maximum(size[:, None], size[None, :]), 1)
+        same = np.flatnonzero((common / larger >= 0.9)[iu] & (size[iu[0]] > 0))
+        if len(same) > max_pairs:
+            same = same[np.linspace(0, len(same) - 1, max_pairs).round().astype(np.int64)]
+        for a, b in zip(iu[0][same], iu[1][same]):
+            both = (pos[a] >= 0) & (pos[b] >= 0)
+            for part, m in (
+                ("head", both & (pos[a] < k) & (pos[b] < k)),
+                ("tail", both & (pos[a] >= k) & (pos[b] >= k)),
+            ):
+                if m.sum() >= 10:
+                    x = np.argsort(np.argsort(pos[a, m])).astype(np.float64)
+                    y = np.argsort(np.argsort(pos[b, m])).astype(np.float64)
+                    out[part].append(float(np.corrcoef(x, y)[0, 1]))
+    return {part: float(np.mean(v)) if v else float("nan") for part, v in out.items()}
+
+
+#: The rank that splits a list's head from its tail in :func:`list_agreement`.
+LIST_HEAD = 100
+
+
+def _list_agreement_named(ranked: np.ndarray) -> dict[str, float]:
+    a = list_agreement(ranked, LIST_HEAD)
+    return {f"ranks 1-{LIST_HEAD}": a["head"], f"ranks {LIST_HEAD + 1}+": a["tail"]}
+
+
+def _runs_as_ranked(runs: RunSet, topics: np.ndarray) -> np.ndarray:
+    """The runs' document codes as an (S, T, D) array for :func:`list_agreement`."""
+    srun, tpos, code, ranks = _run_entries(runs, topics)
+    keep = tpos >= 0
+    D = int(ranks[keep].max(initial=0)) + 1
+    ranked = np.full((len(runs), len(topics), D), -1, dtype=np.int32)
+    ranked[srun[keep], tpos[keep], ranks[keep]] = code[keep]
+    return ranked
+
+
 def _top_grade_shares(tensor: EvalTensor, k: int = 10) -> list[float]:
     """The share of each grade 1..G among the relevant documents in the runs' top ``k``: how
     strongly systems prefer the higher grades where it matters most."""
@@ -460,7 +534,9 @@ def _top_grade_shares(tensor: EvalTensor, k: int = 10) -> list[float]:
     return [float(h) / max(hits.sum(), 1) for h in hits]
 
 
-def _targets(tensor: EvalTensor, distinct10: float, distinct_deep: float) -> dict[str, float]:
+def _targets(
+    tensor: EvalTensor, distinct10: float, distinct_deep: float, ranked: np.ndarray
+) -> dict[str, float]:
     scores = score_matrices(tensor, ["nDCG", "AP"])
     ndcg = scores["nDCG"]
     sys_m, top_m, grand = ndcg.mean(axis=1), ndcg.mean(axis=0), ndcg.mean()
@@ -480,6 +556,7 @@ def _targets(tensor: EvalTensor, distinct10: float, distinct_deep: float) -> dic
         "distinct_deep": distinct_deep,
         "distinct10": distinct10,
         "top_agreement": top_agreement(tensor),
+        "tail_agreement": list_agreement(ranked, LIST_HEAD)["tail"],
     }
 
 
@@ -582,7 +659,7 @@ def calibrate(
         team_size=float(team_size),
         **_pool_start(tensor, depth),
     )
-    target = _targets(tensor, distinct[10], distinct[depth])
+    target = _targets(tensor, distinct[10], distinct[depth], _runs_as_ranked(runs, qrels.topics))
     # The shape of the system effects: the standardised quantiles of the systems' mean nDCG
     # (a concave function of the effect, so the tails are if anything underestimated).
     means = score_matrices(tensor, ["nDCG"])["nDCG"].mean(axis=1)
@@ -590,6 +667,7 @@ def calibrate(
     if S >= 5 and means.std() > 0:
         z = (means - means.mean()) / means.std(ddof=1)
         shape = tuple(float(v) for v in np.quantile(z, np.linspace(0, 1, min(S, 21))))
+    shared_lists = _shared_list_share(runs, qrels.topics, depth) >= SHARED_LISTS
     p = dataclasses.replace(
         p,
         system_quantiles=shape,
@@ -600,9 +678,11 @@ def calibrate(
         # Re-ranked first-stage lists show as run pairs holding the same documents; K lists of
         # ``depth`` among C candidates hold C (1 - (1 - depth/C)^K) distinct documents if
         # independent, and stage 2 makes them share as much as the runs do.
-        first_stages=_first_stages_start(distinct[depth], depth, S)
-        if _shared_list_share(runs, qrels.topics, depth) >= SHARED_LISTS
-        else 0,
+        first_stages=_first_stages_start(distinct[depth], depth, S) if shared_lists else 0,
+        # Not fitted: the runs' own scores order the head of their lists, where the measures
+        # weigh, and the first stage's order persists below (stage 2 fits how far).
+        rerank_depth=LIST_HEAD if shared_lists and depth > LIST_HEAD else 0,
+        tail_noise_sd=p.tail_noise_sd or 0.5,
     )
     p = _fit_moments(p, target, S, T, seed, iterations, damping, verbose=verbose)
     if meta_evaluations:
@@ -657,6 +737,7 @@ _AVERAGED = (
     "team_share",
     "first_stage_share",
     "doc_strength_share",
+    "tail_noise_sd",
 )
 
 
@@ -743,6 +824,15 @@ def _step(p: WorldParams, sim: dict, target: dict, damping: float, G: int, S: in
         step["doc_strength_share"] = _logit_step(
             min(p.doc_strength_share, 0.98), damping * agree, 0.02, 0.98
         )
+    # How alike runs of one first stage order their tails: the more of its own noise a system
+    # adds to the first stage's order, the less alike (1 - agreement grows with the sd).
+    if (
+        p.rerank_depth
+        and np.isfinite(sim["tail_agreement"])
+        and np.isfinite(target["tail_agreement"])
+    ):
+        apart = (1 - target["tail_agreement"]) / max(1 - sim["tail_agreement"], 1e-3)
+        step["tail_noise_sd"] = float(np.clip(max(p.tail_noise_sd, 1e-3) * apart**damping, 0, 10))
     # The judgments: the pool's depth is read off them (stage 1); documents judged beyond a
     # shallow pool (active learning) move towards the rest of the judged documents per topic.
     if p.pool_extra:
@@ -768,14 +858,14 @@ def calibration_targets(qrels: Qrels, runs: RunSet) -> dict[str, float]:
     tensor = EvalTensor.build(runs, qrels, warn_extra_topics=False)
     depth = int(np.median(np.median(tensor.lengths, axis=1)))
     d = _distinct_from_runs(runs, qrels.topics, (10, depth))
-    return _targets(tensor, d[10], d[depth])
+    return _targets(tensor, d[10], d[depth], _runs_as_ranked(runs, qrels.topics))
 
 
 def world_targets(world: World) -> dict[str, float]:
     """The same statistics for a world (through its official judgments)."""
     depth = world.params.depth
     d = _distinct_from_world(world, (10, depth))
-    return _targets(world.pool_tensor(), d[10], d[depth])
+    return _targets(world.pool_tensor(), d[10], d[depth], world.ranked)
 
 
 def simulated_targets(

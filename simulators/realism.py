@@ -273,6 +273,8 @@ def check_calibration(
     spearman = float(stats.spearmanr(out["tau"], out["sim_tau"]).statistic)
     rows = []
     for key, value in real_stats.items():
+        if not np.isfinite(value):
+            continue  # not measurable on this collection (no runs holding the same documents)
         values = np.array([s[key] for s in sim_stats], dtype=float)
         lo, hi = _range(values)
         mean = float(values.mean())

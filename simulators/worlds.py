@@ -54,7 +54,9 @@ function's values at (rank - 1/2) / S, in the order of the b_s: the long tail of
 (q(g) times a log-normal factor of mean 1), or partly each system's own
 (``doc_strength_share``); ``first_stages`` = K makes each system re-rank the top ``depth`` of
 one of K first-stage lists (scored like an average system, sharing ``first_stage_share`` of
-their noise with u), as most runs of a track re-rank a few shared candidate lists.
+their noise with u), as most runs of a track re-rank a few shared candidate lists, and
+``rerank_depth`` = k makes them re-rank only its top k, keeping the first stage's order below
+(moved by ``tail_noise_sd`` of their own noise).
 
 Topic ids are ``q001, q002, ...``, document ids ``q001-d00042`` (zero-padded, so string order
 equals candidate order and the truth qrels row of candidate j of topic t is ``t * C + j``),
@@ -141,6 +143,17 @@ class WorldParams:
         ``effect_mean`` plus the topic's difficulty) plus noise, of which the share
         ``first_stage_share`` is the shared noise u of the systems' scores. 0: every system
         ranks every candidate.
+    rerank_depth : int
+        k > 0 (with ``first_stages``): a system's own score picks and orders only the top k
+        of its first stage's list; below, its list keeps the first stage's order, each
+        candidate's first-stage score moved by ``tail_noise_sd`` times the system's own
+        standard normal noise. Runs of one first
+        stage are then alike at depth through that list, not through the shared noise of their
+        own scores (in TREC DL, pairs of runs holding the same documents agree no more on their
+        order at ranks 101-1000 than at ranks 1-100). 0: the system orders the whole list.
+    tail_noise_sd : float
+        How far a system's order below ``rerank_depth`` departs from its first stage's, in
+        units of the first stage's noise sd. 0: the runs of one first stage share their tail.
     system_quantiles : tuple of float or None
         The shape of the system effects: quantiles (at equally spaced probabilities from 0 to
         1) of a standardised distribution, Q. The S systems take its values at the midpoints,
@@ -178,6 +191,8 @@ class WorldParams:
     pool_extra: int = 0
     first_stages: int = 0
     first_stage_share: float = 0.5
+    rerank_depth: int = 0
+    tail_noise_sd: float = 0.0
     system_quantiles: tuple[float, ...] | None = None
 
     #: What each parameter may be (:mod:`metaeval._constraints`), checked first; the
@@ -197,6 +212,7 @@ class WorldParams:
                 "interaction_sd",
                 "tie_resolution",
                 "doc_strength_sd",
+                "tail_noise_sd",
             ),
             Interval(Real, 0),
         ),
@@ -208,7 +224,9 @@ class WorldParams:
             Sequence(Interval(Real), unique=False, min_len=2, order="non-decreasing")
         ),
         "grade_quality": Optional(Sequence(Interval(Real), unique=False)),
-        **dict.fromkeys(("pool_extra", "first_stages", "min_top_grade"), Interval(Integral, 0)),
+        **dict.fromkeys(
+            ("pool_extra", "first_stages", "min_top_grade", "rerank_depth"), Interval(Integral, 0)
+        ),
         "team_size": Interval(Real, 1),
         **dict.fromkeys(
             (
@@ -254,6 +272,11 @@ class WorldParams:
                     f"got {list(self.grade_quality)}",
                 )
             object.__setattr__(self, "grade_quality", tuple(float(q) for q in self.grade_quality))
+        if self.rerank_depth and not self.first_stages:
+            raise ParamError(
+                "rerank_depth",
+                f"needs first-stage lists to re-rank (first_stages > 0), got {self.rerank_depth}",
+            )
         if self.doc_share + self.team_share >= 1:
             raise ParamError(
                 "team_share",
@@ -686,15 +709,19 @@ def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arra
         if learner is not None:
             own = math.sqrt(1.0 - p.doc_share) * rng.standard_normal(C)
             learner[t] = learner_effect[t] * q_t + w_doc * u + own
-        if tied.any():
-            x[tied] = np.round(x[tied] / p.tie_resolution) * p.tie_resolution
         if K:
             first = stage_effect[t] * q_t + math.sqrt(p.first_stage_share) * u
             own = math.sqrt(1.0 - p.first_stage_share) * rng.standard_normal((K, C))
             first = first + own
-            outside = np.ones((K, C), dtype=bool)
-            np.put_along_axis(outside, np.argpartition(-first, D - 1, axis=1)[:, :D], False, axis=1)
-            x[outside[stage]] = -np.inf
+            if 0 < p.rerank_depth < D:
+                x = _rerank_head(x, first, stage, D, p, rng)
+            else:
+                outside = np.ones((K, C), dtype=bool)
+                top = np.argpartition(-first, D - 1, axis=1)[:, :D]
+                np.put_along_axis(outside, top, False, axis=1)
+                x[outside[stage]] = -np.inf
+        if tied.any():
+            x[tied] = np.round(x[tied] / p.tie_resolution) * p.tie_resolution
         for rows, exact in ((untied_rows, False), (tied_rows, True)):
             if len(rows):
                 top, xs = _top_sorted(x[rows], D, exact)
@@ -715,6 +742,32 @@ def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arra
         depth=depth,
         learner=learner,
     )
+
+
+def _rerank_head(
+    x: np.ndarray, first: np.ndarray, stage: np.ndarray, D: int, p: WorldParams, rng
+) -> np.ndarray:
+    """Ranking keys (S, C) of systems whose own scores order only the head of their lists.
+
+    A system's list is its first stage's top D candidates. Its own score ``x`` picks and
+    orders the top ``rerank_depth`` of them; the rest follow the first stage's score plus
+    ``tail_noise_sd`` times the system's own standard normal noise, shifted below the head (a
+    monotone shift: only the order matters). Every other candidate is ``-inf``.
+    """
+    K, C = first.shape
+    in_stage = np.zeros((K, C), dtype=bool)
+    np.put_along_axis(in_stage, np.argpartition(-first, D - 1, axis=1)[:, :D], True, axis=1)
+    listed = in_stage[stage]
+    own = np.where(listed, x, -np.inf)
+    head = np.zeros_like(listed)
+    np.put_along_axis(
+        head, np.argpartition(-own, p.rerank_depth - 1, axis=1)[:, : p.rerank_depth], True, axis=1
+    )
+    tail = listed & ~head
+    tail_key = first[stage] + p.tail_noise_sd * rng.standard_normal(x.shape)
+    head_min = np.where(head, x, np.inf).min(axis=1, keepdims=True)
+    tail_max = np.where(tail, tail_key, -np.inf).max(axis=1, keepdims=True)
+    return np.where(head, x, np.where(tail, tail_key - tail_max + head_min - 1.0, -np.inf))
 
 
 def official_mask(p: WorldParams, tensor: EvalTensor, sim: _Arrays) -> np.ndarray:

@@ -312,10 +312,23 @@ def test_world_targets_equal_the_file_path_and_the_fast_path(collection):
     runs as a real collection's, and from the calibration's string-free simulation."""
     from simulators.calibrate import _fast_stats, calibration_targets, world_targets
 
-    w = collection
-    got = world_targets(w)
-    assert got == pytest.approx(calibration_targets(w.qrels, w.runs), abs=1e-12)
-    assert got == pytest.approx(_fast_stats(w.params, w.n_systems, w.n_topics, 11), abs=1e-12)
+    deep = make_world(
+        "trec_like",
+        n_topics=6,
+        n_systems=10,
+        rng=11,
+        n_candidates=700,
+        depth=300,
+        first_stages=2,
+        rerank_depth=100,
+        tail_noise_sd=0.5,
+    )  # lists deeper than 100: the agreement of their tails is a number
+    for w in (collection, deep):
+        got = world_targets(w)
+        kw = dict(abs=1e-12, nan_ok=True)
+        assert got == pytest.approx(calibration_targets(w.qrels, w.runs), **kw)
+        assert got == pytest.approx(_fast_stats(w.params, w.n_systems, w.n_topics, 11), **kw)
+    assert 0 < got["tail_agreement"] < 1
 
 
 def test_calibrate_cli_bad_collection(tmp_path, collection):
@@ -353,3 +366,105 @@ def test_calibrate_reads_first_stages_and_system_shape_off_the_runs(collection):
     ndcg = evaluate(free.runs, free.qrels, ["nDCG"]).groupby("run").value.mean()
     z = (ndcg - ndcg.mean()) / ndcg.std(ddof=1)
     np.testing.assert_allclose(p.system_quantiles, np.quantile(z, np.linspace(0, 1, 20)))
+
+
+# ------------------------------------------------------------------------------- re-ranking depth
+def test_list_agreement_is_the_mean_spearman_over_runs_holding_the_same_documents():
+    """Brute force: sets, the 90% rule, the head/tail split and scipy's Spearman."""
+    from simulators.calibrate import list_agreement
+
+    rng = np.random.default_rng(4)
+    S, T, D, k = 6, 3, 60, 20
+    ranked = np.full((S, T, D), -1, dtype=np.int32)
+    for t in range(T):
+        docs = rng.permutation(200)[:D]
+        base = rng.standard_normal(D)
+        for s in range(S):
+            key = base + (0.5 + s / 4) * rng.standard_normal(D)
+            order = docs[np.argsort(-key)]
+            if s == 4:  # shorter list of the same documents: 55 / 60 >= 0.9, a pair
+                order = order[:55]
+            if s == 5:  # a quarter of its documents are others: never a pair
+                order = np.concatenate([order[:45], 500 + np.arange(15)])
+            ranked[s, t, : len(order)] = order
+    expected = {"head": [], "tail": []}
+    for t in range(T):
+        lists = [list(ranked[s, t][ranked[s, t] >= 0]) for s in range(S)]
+        for a in range(S):
+            for b in range(a + 1, S):
+                A, B = lists[a], lists[b]
+                if len(set(A) & set(B)) / max(len(A), len(B)) < 0.9:
+                    continue
+                for part, keep in (
+                    ("head", lambda i, j: i < k and j < k),
+                    ("tail", lambda i, j: i >= k and j >= k),
+                ):
+                    common = [d for d in A if d in B and keep(A.index(d), B.index(d))]
+                    if len(common) >= 10:
+                        rho = ss.spearmanr(
+                            [A.index(d) for d in common], [B.index(d) for d in common]
+                        )
+                        expected[part].append(rho.statistic)
+    got = list_agreement(ranked, k)
+    assert len(expected["tail"]) == 3 * 10  # the pairs among runs 0-4, in every topic
+    assert 20 <= len(expected["head"]) < 30  # some pairs share fewer than 10 head documents
+    for part in ("head", "tail"):
+        assert got[part] == pytest.approx(np.mean(expected[part]), abs=1e-12)
+    # at most max_pairs pairs a topic, evenly spaced in (a, b) order: the first and the last
+    few = list_agreement(ranked[:, :1], k, max_pairs=2)
+    assert few["tail"] == pytest.approx(np.mean([expected["tail"][0], expected["tail"][9]]))
+    assert np.isnan(list_agreement(ranked[5:, :, :], k)["head"])  # no pair at all
+
+
+def test_rerank_depth_keeps_the_first_stage_order_below_the_head():
+    p = WorldParams(**SMALL, first_stages=1, doc_share=0.3, rerank_depth=20)
+    w = make_world(p, n_topics=3, n_systems=6, rng=2)
+    for t in range(3):
+        lists = [list(w.ranked[s, t]) for s in range(6)]
+        assert len({frozenset(x) for x in lists}) == 1  # one first stage: the same documents
+        tails = [x[20:] for x in lists]
+        for a, b in ((0, 1), (2, 5)):
+            common = [d for d in tails[a] if d in tails[b]]
+            assert [d for d in tails[b] if d in tails[a]] == common  # the first stage's order
+    # the systems' own noise moves the tails apart, not the heads (the same draws up to then)
+    noisy = make_world(dataclasses.replace(p, tail_noise_sd=1.0), n_topics=3, n_systems=6, rng=2)
+    np.testing.assert_array_equal(noisy.ranked[:, :, :20], w.ranked[:, :, :20])
+    assert not np.array_equal(noisy.ranked[:, :, 20:], w.ranked[:, :, 20:])
+    # the runs' scores stay in trec_eval order (descending), head above tail
+    scores = np.concatenate([run.scores for run in w.runs])
+    offsets = np.cumsum([0] + [len(run.scores) for run in w.runs])
+    assert all(
+        (np.diff(scores[a:b].reshape(3, -1), axis=1) <= 0).all()
+        for a, b in zip(offsets[:-1], offsets[1:])
+    )
+
+
+def test_rerank_depth_of_the_whole_list_is_the_model_without_it():
+    p = WorldParams(**SMALL, first_stages=2, tie_fraction=0.5)
+    plain = make_world(p, n_topics=3, n_systems=6, rng=8)
+    for extra in (dict(rerank_depth=SMALL["depth"]), dict(tail_noise_sd=0.7)):
+        other = make_world(dataclasses.replace(p, **extra), n_topics=3, n_systems=6, rng=8)
+        np.testing.assert_array_equal(other.ranked, plain.ranked)
+    from metaeval._validation import ParamError
+
+    with pytest.raises(ParamError, match="rerank_depth.*first_stages"):
+        WorldParams(rerank_depth=100)
+
+
+def test_calibrate_fits_how_far_runs_depart_from_their_first_stage():
+    """Stage 1 sets the head's depth when the runs re-rank shared lists deeper than it; stage 2
+    moves tail_noise_sd until the runs' tails agree as the collection's do."""
+    truth = dict(n_candidates=700, depth=300, pool_depth=10, rel_median=20.0, grade_probs=(1.0,))
+    w = make_world(
+        "trec_like",
+        n_topics=20,
+        n_systems=12,
+        rng=3,
+        **truth,
+        first_stages=2,
+        rerank_depth=100,
+        tail_noise_sd=1.0,
+    )
+    fit = calibrate(w.qrels, w.runs, iterations=12, rng=0)
+    assert fit.rerank_depth == 100
+    assert fit.tail_noise_sd == pytest.approx(1.0, rel=0.25)  # from a start of 0.5
