@@ -617,6 +617,13 @@ def calibrate(
     G = counts.shape[1] - 1
     if G < 1:
         raise ValueError("qrels have no relevant grade (all grades 0): nothing to fit")
+    if S < 2 or T < 2:
+        raise ValueError(
+            f"calibrate needs at least 2 runs and 2 judged topics, got {S} run(s) and {T} "
+            "topic(s): the spread of the systems and of the topics cannot be fitted from one"
+        )
+    if not tensor.lengths.any():
+        raise ValueError("no run retrieves a document for a judged topic: nothing to fit")
     rel_counts = counts[:, 1:]
     R = rel_counts.sum(axis=1)
     logR = np.log(np.maximum(R, 1))
