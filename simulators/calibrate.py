@@ -477,31 +477,37 @@ def list_agreement(ranked: np.ndarray, k: int = 100, *, max_pairs: int = 50) -> 
     tails as on their heads: what makes two runs alike is how they rank the relevant
     documents, not a shared order of the rest.
     """
+    from scipy import sparse
+
     S, T, D = ranked.shape
     out = {"head": [], "tail": []}
     iu = np.triu_indices(S, 1)
     for t in range(T):
         r = ranked[:, t, :]
         held = r >= 0
+        if not held.any():
+            continue
+        # which runs hold mostly the same documents: a sparse run x document product
         docs, column = np.unique(r[held], return_inverse=True)
-        pos = np.full((S, len(docs)), -1, dtype=np.int64)
-        pos[np.nonzero(held)[0], column] = np.nonzero(held)[1]
-        member = (pos >= 0).astype(np.float64)
-        common = member @ member.T
+        member = sparse.csr_matrix(
+            (np.ones(len(column)), (np.nonzero(held)[0], column)), shape=(S, len(docs))
+        )
+        common = (member @ member.T).toarray()
         size = np.diag(common)
         larger = np.maximum(np.maximum(size[:, None], size[None, :]), 1)
         same = np.flatnonzero((common / larger >= 0.9)[iu] & (size[iu[0]] > 0))
         if len(same) > max_pairs:
             same = same[np.linspace(0, len(same) - 1, max_pairs).round().astype(np.int64)]
         for a, b in zip(iu[0][same], iu[1][same]):
-            both = (pos[a] >= 0) & (pos[b] >= 0)
-            for part, m in (
-                ("head", both & (pos[a] < k) & (pos[b] < k)),
-                ("tail", both & (pos[a] >= k) & (pos[b] >= k)),
-            ):
+            ranks_a, ranks_b = np.flatnonzero(held[a]), np.flatnonzero(held[b])
+            _, ia, ib = np.intersect1d(
+                r[a, ranks_a], r[b, ranks_b], assume_unique=True, return_indices=True
+            )
+            ra, rb = ranks_a[ia], ranks_b[ib]  # the ranks of the common documents
+            for part, m in (("head", (ra < k) & (rb < k)), ("tail", (ra >= k) & (rb >= k))):
                 if m.sum() >= 10:
-                    x = np.argsort(np.argsort(pos[a, m])).astype(np.float64)
-                    y = np.argsort(np.argsort(pos[b, m])).astype(np.float64)
+                    x = np.argsort(np.argsort(ra[m])).astype(np.float64)
+                    y = np.argsort(np.argsort(rb[m])).astype(np.float64)
                     out[part].append(float(np.corrcoef(x, y)[0, 1]))
     return {part: float(np.mean(v)) if v else float("nan") for part, v in out.items()}
 
