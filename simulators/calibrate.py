@@ -256,25 +256,31 @@ def _distinct_from_runs(runs: RunSet, topics: np.ndarray, ks=(10, 100, 1000)) ->
 def _shared_list_share(runs: RunSet, topics: np.ndarray, depth: int) -> float:
     """Median over topics of the share of run pairs whose top ``depth`` documents are mostly
     (90%) the same set, as runs re-ranking one first-stage list are."""
-    from scipy import sparse
-
     srun, tpos, code, ranks = _run_entries(runs, topics)
     S = len(runs)
     if S < 2:
         return 0.0
     keep = (tpos >= 0) & (ranks < depth)
     srun, tpos, code = srun[keep], tpos[keep], code[keep]
-    n_codes = int(code.max(initial=0)) + 1
     iu = np.triu_indices(S, 1)
-    shares = []
-    for t in np.unique(tpos):
-        m = tpos == t
-        x = sparse.csr_matrix((np.ones(m.sum()), (srun[m], code[m])), shape=(S, n_codes))
-        common = (x @ x.T).toarray()
-        size = np.diag(common)
-        larger = np.maximum(np.maximum(size[:, None], size[None, :]), 1)
-        shares.append((common / larger >= 0.9)[iu].mean())
+    shares = [
+        _same_lists(srun[m], code[m], S)[iu].mean() for m in (tpos == t for t in np.unique(tpos))
+    ]
     return float(np.median(shares)) if shares else 0.0
+
+
+def _same_lists(run: np.ndarray, doc: np.ndarray, n_runs: int) -> np.ndarray:
+    """(n_runs, n_runs) bool: which runs' lists (run ``run[i]`` holds document ``doc[i]``, a
+    code >= 0) mostly hold the same documents, 90% of the longer list, as runs re-ranking one
+    first-stage list do. A sparse run x document product counts the common documents."""
+    from scipy import sparse
+
+    member = sparse.csr_matrix(
+        (np.ones(len(run)), (run, doc)), shape=(n_runs, int(doc.max(initial=-1)) + 1)
+    )
+    common = (member @ member.T).toarray()
+    size = np.diag(common)
+    return common / np.maximum(np.maximum(size[:, None], size[None, :]), 1) >= 0.9
 
 
 def _distinct_counts(tpos, code, ranks, n_topics, n_codes, ks) -> dict:
@@ -477,8 +483,6 @@ def list_agreement(ranked: np.ndarray, k: int = 100, *, max_pairs: int = 50) -> 
     tails as on their heads: what makes two runs alike is how they rank the relevant
     documents, not a shared order of the rest.
     """
-    from scipy import sparse
-
     S, T, D = ranked.shape
     out = {"head": [], "tail": []}
     iu = np.triu_indices(S, 1)
@@ -487,15 +491,8 @@ def list_agreement(ranked: np.ndarray, k: int = 100, *, max_pairs: int = 50) -> 
         held = r >= 0
         if not held.any():
             continue
-        # which runs hold mostly the same documents: a sparse run x document product
-        docs, column = np.unique(r[held], return_inverse=True)
-        member = sparse.csr_matrix(
-            (np.ones(len(column)), (np.nonzero(held)[0], column)), shape=(S, len(docs))
-        )
-        common = (member @ member.T).toarray()
-        size = np.diag(common)
-        larger = np.maximum(np.maximum(size[:, None], size[None, :]), 1)
-        same = np.flatnonzero((common / larger >= 0.9)[iu] & (size[iu[0]] > 0))
+        _, column = np.unique(r[held], return_inverse=True)
+        same = np.flatnonzero(_same_lists(np.nonzero(held)[0], column, S)[iu])
         if len(same) > max_pairs:
             same = same[np.linspace(0, len(same) - 1, max_pairs).round().astype(np.int64)]
         for a, b in zip(iu[0][same], iu[1][same]):
