@@ -259,9 +259,9 @@ class TiedHits(RankedHits):
         last = n - m + 1
         if cutoff is not None:
             last = np.minimum(last, cutoff - a)
-        owner = np.repeat(np.arange(len(groups)), last)
+        owner, index = grid_rows(last)
+        x = index + 1
         opens = np.cumsum(last) - last
-        x = np.arange(len(owner)) - np.repeat(opens, last) + 1
         n, m, a = n[owner], m[owner], a[owner]
         # P(x = 1) = m / n, and P(x + 1) / P(x) = (n - m - x + 1) / (n - x): a running sum
         # of logs within each group's stretch of x.
@@ -296,19 +296,11 @@ def log_none(size, hits, slots) -> np.ndarray:
     """log P(none of ``hits`` documents of a tie group of ``size`` falls in its first
     ``slots`` positions) = log C(size - hits, slots) - log C(size, slots), -inf when
     ``slots > size - hits`` (the hypergeometric probability of no success)."""
-    from scipy.special import gammaln  # imported here: plain evaluations never need scipy
-
     size, hits, slots = (np.asarray(x, dtype=np.float64) for x in (size, hits, slots))
     rest = size - hits
     possible = rest >= slots
     rest = np.where(possible, rest, slots)  # any valid argument: masked below
-    value = (
-        gammaln(rest + 1)
-        - gammaln(rest - slots + 1)
-        - gammaln(size + 1)
-        + gammaln(size - slots + 1)
-    )
-    return np.where(possible, value, -np.inf)
+    return np.where(possible, log_choose(rest, slots) - log_choose(size, slots), -np.inf)
 
 
 def tied_hits(tensor: EvalTensor, select, cutoff: int | None = None) -> TiedHits:

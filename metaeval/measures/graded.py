@@ -35,7 +35,9 @@ from metaeval._validation import whole_as_int
 from metaeval.engine import EvalTensor
 from metaeval.measures._common import (
     cumulative,
+    grid_rows,
     log2_discount,
+    log_choose,
     log_none,
     ranked_hits,
     ranks,
@@ -861,8 +863,6 @@ def _err_expected(tensor: EvalTensor, cutoff: int | None, stop: np.ndarray) -> n
     Groups are computed side by side: their means in rows padded to the largest v, and the
     (group, i, j) terms in flat arrays.
     """
-    from scipy.special import gammaln
-
     hits = tied_hits(tensor, lambda codes: positive_at(stop, codes), cutoff)
     r = stop[hits.grade]
     keep = 1.0 - r
@@ -879,8 +879,7 @@ def _err_expected(tensor: EvalTensor, cutoff: int | None, stop: np.ndarray) -> n
     v, at = v[shared], first[shared]
     size, start, last = n[at], a[at], inside[at]
     # The means m_i of each group, its values y in a padded row, one value at a time.
-    rows = np.repeat(np.arange(len(shared)), v)
-    col = np.arange(len(rows)) - np.repeat(np.cumsum(v) - v, v)
+    rows, col = grid_rows(v)
     members = np.flatnonzero(np.isin(block, shared))  # in group order, as rows and col
     y = np.zeros((len(shared), int(v.max())))
     y[rows, col] = keep[members]
@@ -895,24 +894,13 @@ def _err_expected(tensor: EvalTensor, cutoff: int | None, stop: np.ndarray) -> n
     drop = means[:, :-1] - means[:, 1:]  # m_i - m_{i+1}
     # Every (group, i < v, j < J): the hypergeometric H(i; n - 1, v - 1, j).
     cells = v * last
-    owner = np.repeat(np.arange(len(shared)), cells)
-    t = np.arange(len(owner)) - np.repeat(np.cumsum(cells) - cells, cells)
+    owner, t = grid_rows(cells)
     i, j = t // last[owner], t % last[owner]
     gv, gn = v[owner], size[owner]
     k = j - i  # documents without R among the j above
     valid = (k >= 0) & (k <= gn - gv)
     k = np.where(valid, k, 0)
-    log_h = (
-        gammaln(gv)
-        - gammaln(i + 1.0)
-        - gammaln(gv - i)
-        + gammaln(gn - gv + 1.0)
-        - gammaln(k + 1.0)
-        - gammaln(gn - gv - k + 1.0)
-        - gammaln(gn.astype(np.float64))
-        + gammaln(j + 1.0)
-        + gammaln(gn - j.astype(np.float64))
-    )
+    log_h = log_choose(gv - 1, i) + log_choose(gn - gv, k) - log_choose(gn - 1, j)
     term = np.where(valid, np.exp(log_h), 0.0) * drop[owner, i] / (start[owner] + j + 1.0)
     total = np.bincount(owner, weights=term, minlength=len(shared))
     value[members] = 0.0
