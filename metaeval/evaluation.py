@@ -17,7 +17,7 @@ from metaeval.data.run import check_ties
 from metaeval.engine import EvalTensor
 from metaeval.engine.tensor import TOPIC_POLICIES
 from metaeval.measures import Measure, MeasureDict, parse_measure
-from metaeval.measures.base import expand_measure_names
+from metaeval.measures.base import expand_measure_names, geometric_of
 
 RunsLike = (
     RunSet
@@ -98,18 +98,23 @@ def check_distinct_inputs(qrels, runs) -> None:
             )
 
 
-def as_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
-    """Parse one or several measure names (``P.5,10``: one per cutoff, as trec_eval's ``-m``);
-    duplicates are kept once."""
+def as_list_of_measures(measures) -> list:
+    """``measures`` as a list (one name or Measure is a list of one); TypeError otherwise."""
     if isinstance(measures, (str, Measure)):
-        measures = [measures]
+        return [measures]
     if isinstance(measures, (bytes, Mapping)) or not isinstance(measures, Iterable):
         raise TypeError(
             "measures must be a measure name, a Measure or a list of them, got "
             f"{type(measures).__name__}"
         )
+    return list(measures)
+
+
+def as_measures(measures: str | Measure | Iterable[str | Measure]) -> list[Measure]:
+    """Parse one or several measure names (``P.5,10``: one per cutoff, as trec_eval's ``-m``);
+    duplicates are kept once."""
     out: list[Measure] = []
-    for m in expand_measure_names(measures):
+    for m in expand_measure_names(as_list_of_measures(measures)):
         parsed = parse_measure(m)
         if parsed not in out:
             out.append(parsed)
@@ -228,6 +233,10 @@ def evaluate(
     runs : RunSet, Run, list of Run, path(s), DataFrame or dict
     qrels : Qrels, path, DataFrame or dict
     measures : str, Measure or list of them, e.g. ``["AP", "nDCG@10", "P(rel=2)@10"]``
+        trec_eval's names and sets are understood (``map``, ``P.5,10``, ``P``,
+        ``all_trec``; see :func:`~metaeval.measures.base.expand_measure_names`).
+        ``gm_map`` and ``gm_bpref`` are the geometric mean of AP and bpref over the topics
+        (scores floored at 1e-5, as trec_eval): aggregated rows only, whatever ``agg``.
     per_topic : bool
         True: one row per run, topic and measure. False: one row per run and measure,
         aggregated over topics with ``agg``.
@@ -261,7 +270,7 @@ def evaluate(
     DataFrame
         Columns ``run, topic, measure, value`` (per topic) or ``run, measure, value``.
     """
-    measures = as_measures(measures)
+    measures, geometric, order = _with_geometric(measures)
     aggregate = parse_aggregate(agg)
     check_distinct_inputs(qrels, runs)
     if missing not in TOPIC_POLICIES:
@@ -281,8 +290,39 @@ def evaluate(
         missing=missing,
     )
     tensor = EvalTensor.build(runset, judged, depth=depth, excluded_topics=excluded)
-    scores = score_matrices(tensor, measures, missing=missing)
-    return scores_frame(scores, tensor.runs, tensor.topics, per_topic=per_topic, agg=aggregate)
+    scores = score_matrices(tensor, [*measures, *geometric.values()], missing=missing)
+    frame = scores_frame(
+        {str(m): scores[str(m)] for m in measures},
+        tensor.runs,
+        tensor.topics,
+        per_topic=per_topic,
+        agg=aggregate,
+    )
+    if not geometric or per_topic:
+        return frame
+    means = scores_frame(
+        {label: scores[str(m)] for label, m in geometric.items()},
+        tensor.runs,
+        tensor.topics,
+        per_topic=False,
+        agg="gmean",
+    )
+    frame = pd.concat([frame, means], ignore_index=True)
+    frame["position"] = frame["measure"].map(order.index)
+    frame = frame.sort_values(["run", "position"], kind="stable")
+    return frame.drop(columns="position").reset_index(drop=True)
+
+
+def _with_geometric(measures) -> tuple[list[Measure], dict[str, Measure], list[str]]:
+    """The measures asked, apart from trec_eval's ``gm_map`` and ``gm_bpref`` (the geometric
+    mean over topics of AP and bpref, scores floored at 1e-5: an ``all`` line only), which
+    map their label to the measure they aggregate; and every label in the order asked."""
+    names = expand_measure_names(as_list_of_measures(measures))
+    geometric = {n: parse_measure(geometric_of(n)) for n in names if geometric_of(n)}
+    plain = [n for n in names if n not in geometric]
+    measures = as_measures(plain) if plain or not geometric else []
+    order = [n if n in geometric else str(parse_measure(n)) for n in names]
+    return measures, geometric, order
 
 
 def scores_frame(
@@ -296,6 +336,9 @@ def scores_frame(
     """Tidy table from (S x T) score arrays: per topic, or aggregated with ``agg``."""
     names = list(scores)
     S, T, M = len(runs), len(topics), len(names)
+    if not names:
+        columns = ["run", "topic", "measure", "value"] if per_topic else ["run", "measure", "value"]
+        return pd.DataFrame(columns=columns)
     if per_topic:
         values = np.stack([scores[n] for n in names], axis=2).ravel()  # S, T, M
         frame = pd.DataFrame(

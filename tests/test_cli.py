@@ -72,7 +72,7 @@ def test_evaluate_condensed_and_depth(cli, files, capsys):
     "args, message",
     [
         (["-m", "Nope"], "unknown measure"),
-        (["-m", "P"], "needs a cutoff"),
+        (["-m", "Success"], "needs a cutoff"),
         (["-m", "AP(rel=0)"], "rel must be"),
         (["--missing", "drop"], "missing"),
         (["--agg", "harmonic"], "aggregate"),

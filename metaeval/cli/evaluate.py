@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from enum import Enum
 from typing import Annotated
 
+import numpy as np
 import pandas as pd
 import typer
 
@@ -34,6 +36,11 @@ class Ties(str, Enum):
     trec_eval = "trec_eval"
     input = "input"
     expected = "expected"
+
+
+class ExtraFields(str, Enum):
+    error = "error"
+    ignore = "ignore"
 
 
 class EvalFormat(str, Enum):
@@ -66,8 +73,27 @@ def evaluate(
         Missing, typer.Option(help="Topic a run did not answer: zero (trec_eval -c) or skip.")
     ] = Missing.zero,
     depth: Annotated[
-        int | None, typer.Option(min=1, help="Evaluate only the top DEPTH documents.")
+        int | None,
+        typer.Option(
+            "--depth", "-M", min=1, help="Evaluate only the top DEPTH documents (trec_eval -M)."
+        ),
     ] = None,
+    judged_only: Annotated[
+        bool,
+        typer.Option(
+            "--judged-only",
+            "-J",
+            help="Every measure on the judged documents alone: its condensed variant, AP' for "
+            "AP (trec_eval -J).",
+        ),
+    ] = False,
+    extra_fields: Annotated[
+        ExtraFields,
+        typer.Option(
+            help="Run lines with more than six fields: an error, or ignore the trailing "
+            "fields as trec_eval does."
+        ),
+    ] = ExtraFields.error,
     level: Annotated[
         float | None,
         typer.Option(
@@ -103,9 +129,16 @@ def evaluate(
     Measures are named as here (AP, P@10, nDCG@10) or as trec_eval names them (map, P.10,
     ndcg_cut.10, recip_rank, ...)."""
     from metaeval.aggregate import parse_aggregate
-    from metaeval.evaluation import as_qrels, as_runset, check_distinct_inputs
+    from metaeval.data import read_runs
+    from metaeval.evaluation import as_qrels, check_distinct_inputs
     from metaeval.evaluation import evaluate as run_evaluate
-    from metaeval.measures.base import expand_measure_names
+    from metaeval.measures import parse_measure
+    from metaeval.measures.base import (
+        TREC_EVAL_LINES,
+        expand_measure_names,
+        geometric_of,
+        trec_eval_name,
+    )
 
     load_plugins(plugin)
     if level is not None and not (math.isfinite(level) and level > 0):
@@ -123,23 +156,56 @@ def evaluate(
     )
     # read once, evaluated once or twice (per topic, and the aggregate of the 'all' rows)
     check_distinct_inputs(qrels, runs)
-    judged, runset = as_qrels(str(qrels)), as_runset([str(p) for p in runs], ties=ties.value)
-    measure = expand_measure_names(measure)  # P.5,10: P.5 and P.10, as trec_eval -m
+    judged = as_qrels(str(qrels))
+    runset = read_runs([str(p) for p in runs], ties=ties.value, extra_fields=extra_fields.value)
+    # P.5,10 is P.5 and P.10, all_trec trec_eval's set, as trec_eval -m
+    measure = expand_measure_names(measure, lines=True)
+    count_topics = "num_q" in measure
+    measure = [name for name in measure if name not in TREC_EVAL_LINES]
     measures, note = _at_level(measure, level, judged.levels)
+    if judged_only:
+        measures = [_condensed(m) for m in measures]
     frame = run_evaluate(runset, judged, measures, per_topic=False, agg=aggregate, **kw)
+    if str(aggregate) == "mean":
+        frame = _counts_summed(frame, runset, judged, measures, kw)
+    if count_topics:  # trec_eval's num_q: the topics evaluated, after the runid line
+        answered = run_evaluate(runset, judged, ["num_ret"], per_topic=True, **kw)
+        counts = answered.groupby("run", sort=False).size()
+        frame = pd.concat(
+            [pd.DataFrame({"run": counts.index, "measure": "num_q", "value": counts.values}), frame]
+        )
+        frame = frame.sort_values("run", kind="stable", key=_in_order(frame["run"].unique()))
     if per_topic:
         by_topic = run_evaluate(runset, judged, measures, per_topic=True, **kw)
         frame = pd.concat([by_topic, frame.assign(topic="all")], ignore_index=True)
         frame = frame[["run", "topic", "measure", "value"]]
-    if level is not None:  # named as given: -l changes the level, as in trec_eval's output
-        shown = {str(m): name for m, name in zip(measures, measure) if not isinstance(m, str)}
-        frame["measure"] = frame["measure"].replace(shown)
+    labels = [m if geometric_of(m) else str(parse_measure(m)) for m in measures]
+    given = pd.DataFrame({"measure": labels, "given": measure})
+    # a row per name trec_eval prints: AP and AP(rel=1) are one, Rprec and Rprec_mult_1.00 two
+    given = given[~given["given"].map(trec_eval_name).duplicated()]
+    twice = given["measure"].duplicated().any()
+    if fmt is EvalFormat.trec_eval or level is not None or judged_only or twice:
+        # named as given, as in trec_eval's output, where -l and -J leave names as they are
+        # and parameters print as typed
+        frame = frame.merge(given, on="measure", how="left", sort=False)
+        frame["measure"] = frame.pop("given").fillna(frame["measure"])
     if fmt is EvalFormat.trec_eval:
         _print_trec_eval(frame)
     else:
         print_frame(frame, Format(fmt.value), pivot=["run", "topic"] if per_topic else ["run"])
     if note:  # after the scores: an error, if any, is then the only line
         typer.echo(note, err=True)
+
+
+def _condensed(measure):
+    """The condensed variant of a measure or name (trec_eval -J): ``gm_map`` is ``gm_map'``."""
+    from metaeval.measures import parse_measure
+    from metaeval.measures.base import geometric_of
+
+    if isinstance(measure, str) and geometric_of(measure):
+        name, paren, rest = measure.partition("(")
+        return name.rstrip("'") + "'" + paren + rest
+    return parse_measure(measure).condensed()
 
 
 def _at_level(names: list[str], level: float | None, levels) -> tuple[list, str]:
@@ -153,12 +219,18 @@ def _at_level(names: list[str], level: float | None, levels) -> tuple[list, str]
     """
     from metaeval.data.qrels import format_grade
     from metaeval.measures import parse_measure
-    from metaeval.measures.base import states_no_level
+    from metaeval.measures.base import geometric_of, states_no_level
 
     unstated = [name for name in names if states_no_level(name)]
     if level is not None:
         level = whole_as_int(level)  # -l 2 is 2, not 2.0
-        return [parse_measure(n).at_level(level) if n in unstated else n for n in names], ""
+
+        def at_level(name):
+            if geometric_of(name):  # gm_map: the level of the AP it aggregates
+                return f"{name}(rel={level})"
+            return parse_measure(name).at_level(level)
+
+        return [at_level(n) if n in unstated else n for n in names], ""
     if not unstated or len(levels) <= 2:
         return names, ""
     return names, (
@@ -180,7 +252,44 @@ def _print_trec_eval(frame) -> None:
     for run, rows in frame.groupby("run", sort=False):
         typer.echo(f"{'runid':<22}\tall\t{run}")
         for row in rows.itertuples(index=False):
-            typer.echo(f"{names[row.measure]:<22}\t{row.topic}\t{row.value:.4f}")
+            name = names[row.measure]
+            value = f"{row.value:.0f}" if name in _TREC_EVAL_COUNTS else f"{row.value:.4f}"
+            typer.echo(f"{name:<22}\t{row.topic}\t{value}")
+
+
+#: Measures trec_eval prints as whole numbers.
+_TREC_EVAL_COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+
+
+def _counts_summed(frame, runset, judged, measures, kw):
+    """``frame`` (one row per run and measure) with the counts of documents (num_ret, num_rel,
+    num_rel_ret...) summed over the topics instead of averaged, as trec_eval's summary line
+    gives them."""
+    from metaeval.evaluation import evaluate as run_evaluate
+    from metaeval.measures import NumRel, parse_measure
+    from metaeval.measures.base import geometric_of
+
+    counts = [m for m in measures if not geometric_of(m) and parse_measure(m).summed_by_trec_eval]
+    if not counts:
+        return frame
+    counts = [parse_measure(m) for m in counts]
+    asked = counts
+    if kw["missing"] == "zero":
+        # trec_eval -c sums num_rel over the qrels' documents of grade > 0, whatever -l says
+        above_zero = min((g for g in judged.levels if g > 0), default=1)
+        asked = [replace(m, rel=above_zero) if isinstance(m, NumRel) else m for m in asked]
+    by_topic = run_evaluate(runset, judged, asked, per_topic=True, **kw)
+    by_topic["measure"] = by_topic["measure"].map(dict(zip(map(str, asked), map(str, counts))))
+    sums = by_topic.groupby(["run", "measure"], sort=False)["value"].sum()
+    keys = pd.MultiIndex.from_frame(frame[["run", "measure"]])
+    summed = sums.reindex(keys).to_numpy()
+    return frame.assign(value=np.where(np.isnan(summed), frame["value"], summed))
+
+
+def _in_order(labels):
+    """A sort key putting a column's values in the order of ``labels``."""
+    position = {label: i for i, label in enumerate(labels)}
+    return lambda column: column.map(position)
 
 
 def measures(

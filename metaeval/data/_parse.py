@@ -246,7 +246,10 @@ def _exact_table(
             if found == other_fields:
                 hint = f"; this looks like a {other_kind} file"
             elif kind == "run":
-                hint = " (trec_eval ignores trailing fields: read with extra_fields='ignore')"
+                hint = (
+                    " (trec_eval ignores trailing fields: read with extra_fields='ignore', "
+                    "or --extra-fields ignore on the command line)"
+                )
             raise TrecFormatError(
                 path,
                 int(rows[i]) + 1,

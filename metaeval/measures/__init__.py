@@ -1,6 +1,6 @@
 """Evaluation measures: one module per family, a registry, and the measure-name parser."""
 
-from metaeval.measures import binary, counts, cwl, graded  # noqa: F401  (registers the built-ins)
+from metaeval.measures import binary, counts, cwl, graded, sets  # noqa: F401  (registers the built-ins)
 from metaeval.measures._common import RankedHits, log2_discount, ranked_hits, ranks
 from metaeval.measures.base import (
     Measure,
@@ -23,13 +23,37 @@ from metaeval.measures.binary import (
     IPrecAvg,
     P,
     R,
+    RelP,
     Rprec,
     Success,
     infAP,
 )
 from metaeval.measures.counts import Judged, NumRel, NumRelRet, NumRet, Unjudged
-from metaeval.measures.graded import ERR, GAP, RBP, Q, RBP_resid, eGAP, nCG, nDCG, nERR, xGAP
+from metaeval.measures.graded import (
+    ERR,
+    GAP,
+    RBP,
+    BinG,
+    G,
+    Q,
+    RBP_resid,
+    RnDCG,
+    eGAP,
+    nCG,
+    nDCG,
+    nDCG_rel,
+    nERR,
+    xGAP,
+)
 from metaeval.measures.plugins import load_plugin
+from metaeval.measures.sets import (
+    NumNonrelJudgedRet,
+    SetAP,
+    SetF,
+    SetP,
+    SetRelP,
+    Utility,
+)
 
 __all__ = [
     "Measure",
@@ -44,6 +68,7 @@ __all__ = [
     "AP",
     "P",
     "Rprec",
+    "RelP",
     "RR",
     "R",
     "Success",
@@ -64,11 +89,21 @@ __all__ = [
     "GAP",
     "xGAP",
     "eGAP",
+    "BinG",
+    "G",
+    "nDCG_rel",
+    "RnDCG",
     "NumRet",
     "NumRel",
     "NumRelRet",
     "Judged",
     "Unjudged",
+    "SetP",
+    "SetRelP",
+    "SetAP",
+    "SetF",
+    "Utility",
+    "NumNonrelJudgedRet",
     "ranks",
     "log2_discount",
     "RankedHits",

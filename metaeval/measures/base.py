@@ -43,7 +43,7 @@ from metaeval._constraints import (
     validate_params,
 )
 from metaeval._registry import Registry
-from metaeval._validation import ParamError, ParamTypeError
+from metaeval._validation import ParamError, ParamTypeError, whole_as_int
 from metaeval._warnings import warn
 from metaeval.engine import EvalTensor
 
@@ -130,6 +130,9 @@ class Measure:
     #: True when the measure does not depend on the order of a list (num_ret): its value is
     #: also its expected value over tied orderings.
     order_free: ClassVar[bool] = False
+    #: True for the counts of documents (num_ret, num_rel...) whose trec_eval summary line is
+    #: their sum over the topics, not their mean.
+    summed_by_trec_eval: ClassVar[bool] = False
     #: Values for the parameters that have no default (besides a required cutoff, 5): what
     #: :meth:`example` builds, for tests and listings that make one of every measure.
     example_params: ClassVar[dict] = {}
@@ -466,6 +469,7 @@ TREC_EVAL_CUTOFF = {
     "map_cut": "AP",
     "ndcg_cut": "nDCG",
     "unj": "Unjudged",
+    "relative_P": "RelP",
 }
 #: trec_eval's output names of the measures without a cutoff.
 TREC_EVAL_NAMES = {
@@ -479,6 +483,17 @@ TREC_EVAL_NAMES = {
     "NumRel": "num_rel",
     "NumRelRet": "num_rel_ret",
     "YAAP": "yaap",
+    "R": "set_recall",
+    "SetP": "set_P",
+    "SetRelP": "set_relative_P",
+    "SetAP": "set_map",
+    "SetF": "set_F",
+    "Utility": "utility",
+    "NumNonrelJudgedRet": "num_nonrel_judged_ret",
+    "BinG": "binG",
+    "G": "G",
+    "nDCG_rel": "ndcg_rel",
+    "RnDCG": "Rndcg",
 }
 #: trec_eval measures that are one of ours with other parameters than our defaults: trec_eval
 #: name -> our measure. Parameters written after the trec_eval name override these
@@ -494,6 +509,15 @@ _NUMBER = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
 _TREC_EVAL_IPREC_RE = re.compile(rf"iprec_at_recall[._]({_NUMBER})")
 _TREC_EVAL_11PT_RE = re.compile(rf"11pt_avg(?:[._]({_NUMBER}(?:,{_NUMBER})*))?")
 _TREC_EVAL_RBP_RE = re.compile(rf"(rbp|rbp_resid)[._]p=({_NUMBER})")
+_TREC_EVAL_RPREC_MULT_RE = re.compile(rf"Rprec_mult[._]({_NUMBER})")
+
+_TREC_EVAL_SET_F_RE = re.compile(rf"set_F[._]({_NUMBER})")
+_SIGNED = rf"[+-]?{_NUMBER}"
+_TREC_EVAL_UTILITY_RE = re.compile(rf"utility[._]({_SIGNED}),({_SIGNED}),({_SIGNED}),({_SIGNED})")
+#: ``G.1=3.5,2=9.0``: trec_eval's gains of the grades (of G, ndcg, ndcg_rel, Rndcg).
+_TREC_EVAL_GAINS_RE = re.compile(
+    rf"(G|ndcg|ndcg_rel|Rndcg)[._]({_SIGNED}={_SIGNED}(?:,{_SIGNED}={_SIGNED})*)"
+)
 
 
 def parse_measure(text: str | Measure) -> Measure:
@@ -533,6 +557,17 @@ def parse_measure(text: str | Measure) -> Measure:
         name = _REGISTRY.alias_of(name) or name
     reg = registered() if name not in _REGISTRY else _REGISTRY.as_dict()
     if name not in reg:
+        if geometric_of(name):
+            raise ValueError(
+                f"{name!r} is the geometric mean over topics of {geometric_of(name)}, not a "
+                f"score per topic: aggregate {geometric_of(name)} with agg='gmean', or ask "
+                "metaeval.evaluate or metaeval evaluate for it"
+            )
+        if name in TREC_EVAL_LINES:
+            raise ValueError(
+                f"{name!r} is a line of trec_eval's output, not a measure: metaeval evaluate "
+                "prints runid and num_q with --format trec_eval"
+            )
         raise ValueError(
             f"unknown measure {name!r}{_suggestion(name, reg)}; known: {', '.join(reg)}"
         )
@@ -573,19 +608,89 @@ def parse_measure(text: str | Measure) -> Measure:
 
 
 _TREC_EVAL_CUTOFFS_RE = re.compile(rf"({'|'.join(TREC_EVAL_CUTOFF)})([._])([0-9]+(?:,[0-9]+)+)")
+_TREC_EVAL_CUTS = "5,10,15,20,30,100,200,500,1000"
+#: trec_eval's measures with several values, each value its own output line, and the values
+#: ``-m NAME`` gives them (``-m P`` is ``P_5`` to ``P_1000``).
+TREC_EVAL_DEFAULT_VALUES = {
+    "P": _TREC_EVAL_CUTS,
+    "recall": _TREC_EVAL_CUTS,
+    "iprec_at_recall": "0.00,0.10,0.20,0.30,0.40,0.50,0.60,0.70,0.80,0.90,1.00",
+    "Rprec_mult": "0.20,0.40,0.60,0.80,1.00,1.20,1.40,1.60,1.80,2.00",
+    "ndcg_cut": _TREC_EVAL_CUTS,
+    "map_cut": _TREC_EVAL_CUTS,
+    "relative_P": _TREC_EVAL_CUTS,
+    "success": "1,5,10",
+    "unj": "5,10,20",
+}
+_TREC_EVAL_VALUES_RE = re.compile(
+    rf"({'|'.join(TREC_EVAL_DEFAULT_VALUES)})[._]({_NUMBER}(?:,{_NUMBER})+)"
+)
+#: trec_eval's output lines that are not measures: the run's name, the number of topics
+#: evaluated, and a topic's grades at the first ten ranks (text, printed per topic only).
+TREC_EVAL_LINES = ("runid", "num_q", "relstring")
+#: trec_eval's sets of measures (``-m all_trec``), in the order trec_eval prints them.
+TREC_EVAL_SETS = {
+    "official": (
+        *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec"),
+        *("bpref", "recip_rank", "iprec_at_recall", "P"),
+    ),
+    "all_trec": (
+        *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec"),
+        *("bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP"),
+        *("gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel"),
+        *("Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P"),
+        *("set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj"),
+    ),
+    "set": (
+        *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P"),
+        *("set_recall", "set_relative_P", "set_map", "set_F"),
+    ),
+}
+#: trec_eval's measures that are another measure's geometric mean over the topics (with
+#: scores floored at 1e-5), printed on the ``all`` line only: trec_eval name -> ours.
+TREC_EVAL_GEOMETRIC = {"gm_map": "AP", "gm_bpref": "Bpref"}
 
 
-def expand_measure_names(names):
-    """trec_eval's several cutoffs in one name, one name per cutoff: ``P.5,10`` is ``P.5`` and
-    ``P.10`` (``ndcg_cut.5,10,20``...); every other name or Measure is kept as it is."""
-    out = []
+def expand_measure_names(names, *, lines: bool = False):
+    """trec_eval's ``-m`` arguments, one name per measure.
+
+    ``P.5,10`` is ``P.5`` and ``P.10`` (``ndcg_cut.5,10,20``, ``iprec_at_recall.0.25,0.5``,
+    ``Rprec_mult.0.5,1.5``...); a name of several values alone takes trec_eval's default ones
+    (``P`` is ``P.5`` to ``P.1000``, ``success`` is ``success.1,5,10``); ``official``,
+    ``all_trec`` and ``set`` are trec_eval's sets of measures. trec_eval's output lines that
+    are not measures (``runid``, ``num_q``, ``relstring``) are kept with ``lines=True`` and
+    left out otherwise. Every other name or Measure is kept as it is; duplicates are kept
+    once.
+    """
+    out: list = []
     for name in names:
-        many = _TREC_EVAL_CUTOFFS_RE.fullmatch(name.strip()) if isinstance(name, str) else None
-        if many:
-            out += [f"{many[1]}{many[2]}{k}" for k in many[3].split(",")]
+        text = name.strip() if isinstance(name, str) else None
+        if text in TREC_EVAL_SETS:
+            expanded = expand_measure_names(TREC_EVAL_SETS[text], lines=lines)
+        elif text in TREC_EVAL_DEFAULT_VALUES:
+            expanded = [f"{text}.{v}" for v in TREC_EVAL_DEFAULT_VALUES[text].split(",")]
+        elif text in TREC_EVAL_LINES:
+            expanded = [text] if lines else []
+        elif text is not None and (
+            many := _TREC_EVAL_CUTOFFS_RE.fullmatch(text) or _TREC_EVAL_VALUES_RE.fullmatch(text)
+        ):
+            separator = many[2] if many.re is _TREC_EVAL_CUTOFFS_RE else "."
+            values = many[3] if many.re is _TREC_EVAL_CUTOFFS_RE else many[2]
+            expanded = [f"{many[1]}{separator}{v}" for v in values.split(",")]
         else:
-            out.append(name)
+            expanded = [name]
+        out += [n for n in expanded if n not in out]
     return out
+
+
+def geometric_of(name) -> str | None:
+    """The measure whose geometric mean over topics trec_eval's ``gm_map`` or ``gm_bpref``
+    is (``"AP"``, ``"Bpref"``; a ``'`` and parameters carried over: ``gm_map'(rel=2)`` is
+    ``AP'(rel=2)``), or None for any other name."""
+    if not isinstance(name, str):
+        return None
+    match = re.fullmatch(r"(gm_map|gm_bpref)('?(?:\(.*\))?)", name.strip())
+    return None if match is None else TREC_EVAL_GEOMETRIC[match[1]] + match[2]
 
 
 def states_no_level(name: str | Measure) -> bool:
@@ -595,7 +700,7 @@ def states_no_level(name: str | Measure) -> bool:
     if isinstance(name, Measure):
         return getattr(name, "rel", None) == 1
     try:
-        measure = parse_measure(name)
+        measure = parse_measure(geometric_of(name) or name)
     except (ValueError, TypeError):  # named by whoever evaluates it
         return False
     return getattr(measure, "rel", None) == 1 and "rel=" not in name
@@ -619,6 +724,21 @@ def _trec_eval_spelling(text: str) -> str | None:
     trec = _TREC_EVAL_RBP_RE.fullmatch(text)
     if trec:
         return f"{trec[1]}(p={float(trec[2])!r})"
+    trec = _TREC_EVAL_RPREC_MULT_RE.fullmatch(text)
+    if trec:
+        return f"Rprec(mult={float(trec[1])!r})"
+    trec = _TREC_EVAL_SET_F_RE.fullmatch(text)
+    if trec:
+        return f"SetF(beta={float(trec[1])!r})"
+    trec = _TREC_EVAL_UTILITY_RE.fullmatch(text)
+    if trec:
+        a, b, c, d = (float(x) for x in trec.groups())
+        return f"Utility(a={a!r},b={b!r},c={c!r},d={d!r})"
+    trec = _TREC_EVAL_GAINS_RE.fullmatch(text)
+    if trec:
+        pairs = (pair.split("=") for pair in trec[2].split(","))
+        gains = ",".join(f"{whole_as_int(float(g))!r}:{float(v)!r}" for g, v in pairs)
+        return f"{trec[1]}(gains={{{gains}}})"
     return None
 
 
@@ -627,6 +747,12 @@ def trec_eval_name(measure: str | Measure) -> str:
     ``RBP(p=0.9,normalise=topic)`` -> ``rbp``, ``IPrec(recall=0.5)`` ->
     ``iprec_at_recall_0.50``), or our canonical name for a measure trec_eval does not compute
     this way."""
+    if isinstance(measure, str) and (geometric_of(measure) or measure in TREC_EVAL_LINES):
+        return re.match(r"\w+", measure.strip())[0]  # gm_map(rel=2): trec_eval prints gm_map
+    if isinstance(measure, str) and (mult := _TREC_EVAL_RPREC_MULT_RE.fullmatch(measure.strip())):
+        return f"Rprec_mult_{float(mult[1]):.2f}"  # Rprec_mult_1.00 is Rprec, named apart
+    if isinstance(measure, str) and (typed := _typed_trec_eval_name(measure.strip())):
+        return typed
     parsed = parse_measure(measure)
     name = str(parsed)
     if name in TREC_EVAL_NAMES:
@@ -636,6 +762,12 @@ def trec_eval_name(measure: str | Measure) -> str:
         return presets[name]
     if parsed.name == "IPrec" and parsed == type(parsed)(recall=parsed.recall):
         return f"iprec_at_recall_{parsed.recall:.2f}"
+    if parsed.name == "Rprec" and parsed == type(parsed)(mult=parsed.mult):
+        return f"Rprec_mult_{parsed.mult:.2f}"
+    if parsed.name == "SetF" and parsed == type(parsed)(beta=parsed.beta):
+        return f"set_F_{_format_value(parsed.beta)}"
+    if parsed.name == "Utility" and parsed == type(parsed)(**_weights(parsed)):
+        return "utility_" + ",".join(_format_value(w) for w in _weights(parsed).values())
     for trec, ours in TREC_EVAL_PRESETS.items():
         # trec_eval prints a measure given ``-m rbp.p=0.95`` as ``rbp_p=0.95``.
         preset = parse_measure(ours)
@@ -650,6 +782,28 @@ def trec_eval_name(measure: str | Measure) -> str:
     if at and base in ours and k.isdigit():
         return f"{ours[base]}_{k}"
     return name
+
+
+def _typed_trec_eval_name(text: str) -> str | None:
+    """The output name of a trec_eval spelling whose parameters trec_eval prints as typed
+    (``11pt_avg.0.2,0.5``, ``set_F.0.5``, ``utility.2,-1,0,0``, ``rbp.p=0.5``,
+    ``G.1=3.5,2=9.0``): the separator after the measure's name becomes ``_``; else None."""
+    for pattern, family in (
+        (_TREC_EVAL_11PT_RE, "11pt_avg"),
+        (_TREC_EVAL_SET_F_RE, "set_F"),
+        (_TREC_EVAL_UTILITY_RE, "utility"),
+        (_TREC_EVAL_RBP_RE, None),
+        (_TREC_EVAL_GAINS_RE, None),
+    ):
+        match = pattern.fullmatch(text)
+        name = family or (match[1] if match else "")
+        if match and len(text) > len(name):  # 11pt_avg alone has no parameters
+            return f"{name}_{text[len(name) + 1 :]}"
+    return None
+
+
+def _weights(utility: Measure) -> dict[str, float]:
+    return {key: getattr(utility, key) for key in ("a", "b", "c", "d")}
 
 
 def _suggestion(name: str, reg: dict) -> str:

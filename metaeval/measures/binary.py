@@ -36,6 +36,7 @@ from metaeval.measures.bounds import (
     monotone_bounds,
     recall_bounds,
     rprec_bounds,
+    unknown_counts,
     unknown_elsewhere,
     unknown_mask,
 )
@@ -132,27 +133,179 @@ class P(BinaryMeasure):
         return hits.total(hits.inside(self.cutoff) / hits.tie_size) / float(self.cutoff)
 
 
+@register(aliases=("relative_P",))
+@dataclass(frozen=True, kw_only=True)
+class RelP(BinaryMeasure):
+    """Relative precision at k (trec_eval ``relative_P_k``): precision at k over the best
+    precision a list can reach at k.
+
+    RelP@k = C(k) / min(k, R), 0 when R = 0: precision at k while k <= R, recall at k past
+    it. As for ``P@k``, a list shorter than k counts its missing ranks as non-relevant.
+
+    Its bounds: as C(k) is at most k and at most R, RelP@k = max(C(k)/k, C(k)/R). Both
+    are greatest when the unknown documents within the top k are relevant and the others
+    not, and least the other way round, so those two assignments give the bounds.
+
+    Parameters
+    ----------
+    cutoff : int
+        k, required (``RelP@10``; trec_eval ``-m relative_P.10``).
+    rel : int or float
+        Relevance level (trec_eval ``-l``), default 1; any number > 0 on real-valued grades.
+
+    References
+    ----------
+    trec_eval 10.0, ``m_rel_P.c``.
+    """
+
+    cutoff: int | None = None
+    name = "RelP"
+    cutoff_field = "cutoff"
+    cutoff_required = True
+    recall_normalised = True
+    formula = "RelP@k = C(k) / min(k, R)"
+    reference = "trec_eval 10.0 relative_P (m_rel_P.c)"
+
+    def _best(self, n_rel) -> np.ndarray:
+        """(S, T) the denominator min(k, R) for R = ``n_rel`` ((1, T) or (S, T))."""
+        return np.minimum(float(self.cutoff), np.asarray(n_rel, dtype=np.float64))
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        found = self.relevant_hits(tensor, self.cutoff).counts()
+        return safe_divide(found, self._best(tensor.n_relevant(self.rel)[None, :]))
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # R does not depend on the order: E[C(k)] / min(k, R), as P@k
+        hits = self.tied_relevant(tensor, self.cutoff)
+        found = hits.total(hits.inside(self.cutoff) / hits.tie_size)
+        return safe_divide(found, self._best(tensor.n_relevant(self.rel)[None, :]))
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        found = self.relevant_hits(tensor, self.cutoff).counts()
+        n_rel = tensor.n_relevant(self.rel)[None, :]
+        inside, outside = unknown_counts(tensor, self.cutoff)
+        if tensor.code_at_least(self.rel) >= tensor.n_grades:  # nothing can be relevant
+            inside, outside = np.zeros_like(inside), np.zeros_like(outside)
+        if side == "hi":
+            return safe_divide(found + inside, self._best(n_rel + inside))
+        return safe_divide(found, self._best(n_rel + outside))
+
+
+#: Largest multiple of R of :class:`Rprec`: far past any list, and k stays an exact integer.
+MAX_MULT = 1000.0
+
+
+class _WithinR:
+    """``recall_normalised`` of :class:`Rprec`: on the class, True (R-precision); on an
+    instance, whether its cutoff stays within R (mult <= 1), where an ideal list scores 1.
+    Past R (mult > 1) it divides by k, more than any list can find."""
+
+    def __get__(self, obj, owner=None) -> bool:
+        return True if obj is None else obj.mult <= 1.0
+
+
 @register
 @dataclass(frozen=True, kw_only=True)
 class Rprec(BinaryMeasure):
-    """R-precision (trec_eval ``Rprec``): precision at rank R, R = number of relevant docs."""
+    """R-precision (trec_eval ``Rprec``), and precision at a multiple of R (trec_eval
+    ``Rprec_mult``).
 
+    Rprec = C(k)/k at the cutoff k = trunc(mult R + 0.9), R the number of relevant documents
+    and C(k) the relevant documents in the top k; 0 when k = 0 (R = 0, or mult R < 0.1).
+    With the default mult = 1, k = R: R-precision. A list shorter than k counts its missing
+    ranks as non-relevant, as ``P@k`` does. Comparing a run at small and large multiples
+    tells whether it is precision or recall oriented.
+
+    Parameters
+    ----------
+    mult : float
+        The multiple of R (trec_eval ``-m Rprec_mult.0.2,...``; its output names it
+        ``Rprec_mult_0.20``), a number > 0; default 1.
+    rel : int or float
+        Relevance level (trec_eval ``-l``), default 1; any number > 0 on real-valued grades.
+
+    References
+    ----------
+    Buckley & Voorhees, "Retrieval system evaluation", TREC: Experiment and Evaluation in
+    Information Retrieval, 2005; trec_eval 10.0, ``m_Rprec.c`` and ``m_Rprec_mult.c``.
+    """
+
+    mult: float = 1.0
     name = "Rprec"
-    recall_normalised = True
-    formula = "Rprec = C(R)/R"
-    reference = "Buckley & Voorhees, TREC: Experiment and Evaluation, 2005"
+    recall_normalised = _WithinR()
+    formula = "Rprec = C(k)/k, k = trunc(mult R + 0.9) (mult = 1: C(R)/R)"
+    reference = "Buckley & Voorhees, TREC: Experiment and Evaluation, 2005; trec_eval Rprec_mult"
+    _constraints: ClassVar[dict] = {
+        "mult": Described(Interval(Real, 0, MAX_MULT, closed="right"), "a number in (0, 1000]")
+    }
+
+    def _validate(self) -> None:
+        # one measure and one name for mult=1 and mult=1.0
+        object.__setattr__(self, "mult", float(self.mult))
+
+    def cut(self, tensor: EvalTensor) -> np.ndarray:
+        """(T,) the cutoff k of every topic, as trec_eval computes it: (long) (mult R + 0.9)
+        in double precision (R itself when mult = 1)."""
+        n_rel = tensor.n_relevant(self.rel).astype(np.float64)
+        return np.floor(self.mult * n_rel + 0.9).astype(np.int64)
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        k = self.cut(tensor)
         hits = self.relevant_hits(tensor)
-        return self.per_topic(tensor, hits, hits.rank <= tensor.n_relevant(self.rel)[hits.topic])
+        return safe_divide(hits.total(hits.rank <= k[hits.topic]), k[None, :])
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # a relevant document of a tie group is within the top k in J of its n positions
+        k = self.cut(tensor)
         hits = self.tied_relevant(tensor)
-        inside = hits.inside(tensor.n_relevant(self.rel)[hits.topic])
-        return self.per_topic(tensor, hits, inside / hits.tie_size)
+        inside = hits.inside(k[hits.topic])
+        return safe_divide(hits.total(inside / hits.tie_size), k[None, :])
 
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
-        return rprec_bounds(tensor, self.rel, side)
+        if self.mult == 1.0:
+            return rprec_bounds(tensor, self.rel, side)
+        return rprec_mult_bounds(tensor, self.rel, self.mult, side)
+
+
+def rprec_mult_bounds(tensor: EvalTensor, rel: float, mult: float, side: str) -> np.ndarray:
+    """(S, T) bounds of C(k)/k, k = trunc(mult R + 0.9), over the unknown documents.
+
+    Making relevant s of the L unknown documents a list retrieved and e of the E elsewhere
+    sets R = R0 + s + e, hence k. For a given R, C(k) is greatest with the largest
+    s = min(L, R - R0) on the first unknown ranks (min(s, U(k)) of them within the top k,
+    U(k) the unknown ranks there), least with the smallest s = max(0, R - R0 - E) on the last
+    ones (max(0, s - (L - U(k))) within). Each bound is the best (worst) of these over every
+    R = R0 .. R0 + L + E, one row per list and R: k does not follow R one rank at a time
+    (mult != 1), so the ranks cannot stand for the values of R as in :func:`rprec_bounds`.
+    """
+    codes = tensor.codes
+    n_runs, n_topics, depth = codes.shape
+    lowest = tensor.code_at_least(rel)
+    if lowest >= tensor.n_grades:  # no grade reaches rel: R = 0 whatever the grades, k = 0
+        return np.zeros((n_runs, n_topics))
+    unknown = unknown_mask(tensor)
+    # C(r) and U(r) at ranks 1 .. depth, with a column of zeros for rank 0
+    found = np.zeros((n_runs * n_topics, depth + 1), dtype=np.int32)
+    seen = np.zeros_like(found)
+    found[:, 1:] = np.cumsum(codes >= lowest, axis=2, dtype=np.int32).reshape(-1, depth)
+    seen[:, 1:] = np.cumsum(unknown, axis=2, dtype=np.int32).reshape(-1, depth)
+    listed = seen[:, -1].astype(np.int64)
+    elsewhere = unknown_elsewhere(tensor).reshape(-1).astype(np.int64)
+    sizes = listed + elsewhere + 1
+    owner, extra = grid_rows(sizes)  # extra = R - R0
+    n_rel = np.tile(tensor.n_relevant(rel).astype(np.int64), n_runs)[owner] + extra
+    k = np.floor(mult * n_rel.astype(np.float64) + 0.9).astype(np.int64)
+    at = np.minimum(k, depth)
+    within = seen[owner, at]
+    if side == "hi":
+        chosen = np.minimum(np.minimum(listed[owner], extra), within)
+    else:
+        least = np.maximum(extra - elsewhere[owner], 0)
+        chosen = np.maximum(least - (listed[owner] - within), 0)
+    values = safe_divide(found[owner, at] + chosen, k)
+    best = np.maximum if side == "hi" else np.minimum
+    # every list has a row (R = R0): one reduction per list's stretch of rows
+    return best.reduceat(values, np.cumsum(sizes) - sizes).reshape(n_runs, n_topics)
 
 
 @register(aliases=("MRR", "recip_rank"))
@@ -185,7 +338,7 @@ class RR(BinaryMeasure):
         return out.reshape(tensor.n_runs, tensor.n_topics)
 
 
-@register(aliases=("recall",))
+@register(aliases=("recall", "set_recall"))
 @dataclass(frozen=True, kw_only=True)
 class R(BinaryMeasure):
     """Recall (trec_eval ``recall_k``): relevant documents in the top k, divided by R."""

@@ -28,7 +28,11 @@ the value under any completion of the judgments lies between them (docs/methods.
   above a rank can change (their measures' ``_bounds``).
 - The C/W/L measures whose C(i) follows the gains: bounds that hold, from the range of C(i)
   (``CWLMeasure._adaptive_bounds``).
-- R-prec: :func:`rprec_bounds`, a scan of R.
+- R-prec: :func:`rprec_bounds`, a scan of R; at a multiple of R (``Rprec(mult=...)``), a scan
+  of every R a completion can give (``rprec_mult_bounds`` in binary.py).
+- Set measures (``SetP``...): functions of num_rel_ret and R, at their two ends (sets.py).
+- binG: with s unknown documents relevant, the best puts them on the first s unknown ranks and
+  the worst on the last s; a scan over s (``BinG._bounds``).
 
 A condensed measure's bounds are the measure's: every completion of the judgments leaves no
 document unjudged.
@@ -43,8 +47,12 @@ from metaeval.measures._common import RankedHits, group_sizes, ranks, safe_divid
 
 #: Why the measures of the judgments themselves have no bounds (``Measure.without_bounds``).
 JUDGMENTS_ONLY = "it measures the judgments themselves: given grades, no document stays unjudged"
-#: The built-in measures without bounds (they measure the judgments themselves), in words.
-WITHOUT_BOUNDS = "Judged, Unjudged, RBP_resid and the C/W/L residuals"
+#: The built-in measures without bounds, in words.
+WITHOUT_BOUNDS = (
+    "Judged, Unjudged, RBP_resid and the C/W/L residuals, which measure the judgments "
+    "themselves, and trec_eval's G, ndcg_rel and Rndcg, whose ideal the grades of unjudged "
+    "documents reshape"
+)
 
 
 def top_grade_view(tensor: EvalTensor, code: int | None = None) -> EvalTensor:

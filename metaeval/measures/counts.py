@@ -26,6 +26,7 @@ class NumRet(Measure):
 
     name = "NumRet"
     order_free = True
+    summed_by_trec_eval = True
     bounds = _COUNT
     formula = "|ranked list|"
     reference = "trec_eval num_ret"
@@ -44,6 +45,7 @@ class NumRel(BinaryMeasure):
 
     name = "NumRel"
     order_free = True
+    summed_by_trec_eval = True
     bounds = _COUNT
     formula = "R = |{d : grade(d) >= rel}|"
     reference = "trec_eval num_rel"
@@ -65,6 +67,7 @@ class NumRelRet(BinaryMeasure):
 
     name = "NumRelRet"
     order_free = True
+    summed_by_trec_eval = True
     bounds = _COUNT
     formula = "C(|list|)"
     reference = "trec_eval num_rel_ret"

@@ -1,6 +1,6 @@
 """Graded-relevance measures: nDCG (trec_eval, Burges and Jarvelin-Kekalainen forms), nCG,
-the Q-measure, rank-biased precision and its residual, ERR / nERR, and the graded average
-precision family GAP, xGAP, eGAP.
+the Q-measure, rank-biased precision and its residual, ERR / nERR, the graded average
+precision family GAP, xGAP, eGAP, and trec_eval's experimental binG, G, ndcg_rel and Rndcg.
 
 Conventions shared by every measure here (docs/methods.md §0, §6.4):
 
@@ -34,6 +34,7 @@ from metaeval._constraints import Boolean, Described, Distribution, Interval, On
 from metaeval._validation import whole_as_int
 from metaeval.engine import EvalTensor
 from metaeval.measures._common import (
+    RankedHits,
     cumulative,
     grid_rows,
     log2_discount,
@@ -54,6 +55,7 @@ from metaeval.measures.bounds import (
     ratio_bounds,
     top_grade_view,
     unknown_counts,
+    unknown_elsewhere,
     unknown_ranks,
     with_unknown_at,
 )
@@ -1235,6 +1237,419 @@ class xGAP(_ThresholdMeasure):
         return total
 
 
+# ---------------------------------------------------------------------------- trec_eval's G family
+# trec_eval 10's experimental measures binG, G, ndcg_rel and Rndcg (m_binG.c, m_G.c,
+# m_ndcg_rel.c, m_Rndcg.c). trec_eval builds each topic's gains with setup_gains: the grades
+# 0 .. c_t of the topic (gain = grade unless ``gains`` names it) and walks the ideal list from
+# the highest gain down, so the ideal list holds the judged documents of positive gain in
+# decreasing gain, as :func:`ideal_per_rank` builds it (trec_eval's sort compares the whole
+# part of two gains' difference, which can misorder gains closer than 1: see G's ``gains``).
+# Unjudged and unpooled documents have gain 0 (trec_eval's get_gain finds no level for them).
+def _nonrel_discount(x) -> np.ndarray:
+    """binG's weight 1 / log2(2 + x) of a relevant document with x non-relevant ones above."""
+    return 1.0 / np.log2(np.asarray(x, dtype=np.float64) + 2.0)
+
+
+def _ideal_blocks(grade_counts: np.ndarray, gains: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The blocks of equal gain of every topic's ideal list: the distinct positive gains in
+    decreasing order (B,) and each topic's documents of each (T, B). Grades of equal gain
+    make one block, as trec_eval's Rndcg sees a change of the ideal gain, not of the grade."""
+    values = np.unique(gains[gains > 0])[::-1]
+    counts = np.zeros((grade_counts.shape[0], len(values)), dtype=np.int64)
+    for b, v in enumerate(values):
+        counts[:, b] = grade_counts[:, gains == v].sum(axis=1)
+    return values, counts
+
+
+def _ideal_prefix(tensor: EvalTensor, gains: np.ndarray) -> np.ndarray:
+    """(T, depth) ideal DCG of ranks 1 .. r + 1 at every 0-based rank r (the whole ideal DCG
+    once the ideal list has ended)."""
+    depth = tensor.depth
+    ideal = ideal_per_rank(tensor.grade_counts, gains, depth)
+    return np.cumsum(ideal * log2_discount(depth)[None, :], axis=1)
+
+
+@register(aliases=("binG",))
+@dataclass(frozen=True, kw_only=True)
+class BinG(BinaryMeasure):
+    """Binary G, trec_eval's ``binG``: a relevant document's gain discounted by the
+    non-relevant documents above it.
+
+    binG = (1/R) sum over the relevant documents retrieved of 1 / log2(2 + n(r)), with n(r)
+    the non-relevant documents (judged below ``rel``, unjudged or unpooled) ranked above
+    rank r and R the judged documents of grade >= ``rel``; 0 when R = 0. An experimental
+    measure of trec_eval (4/10/2008) that sits between AP and nDCG: relevant documents
+    first score 1 whatever their rank.
+
+    Parameters
+    ----------
+    rel : int or float
+        Relevance level (trec_eval ``-l``): grade >= rel is relevant (default 1).
+
+    References
+    ----------
+    trec_eval 10.0, ``m_binG.c`` (Buckley, experimental measures, 4/10/2008).
+    """
+
+    name = "BinG"
+    recall_normalised = True
+    formula = "binG = (1/R) sum_{r: rel(r)} 1 / log2(2 + n(r)), n(r) = non-relevant above r"
+    reference = "trec_eval 10.0 m_binG.c (Buckley, experimental measures, 4/10/2008)"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        hits = self.relevant_hits(tensor)
+        # The n-th relevant document at 0-based rank i has i - (n - 1) non-relevant above it.
+        return self.per_topic(tensor, hits, _nonrel_discount(hits.rank0 - hits.count + 1.0))
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # A relevant document of a tie group has the c = a - B non-relevant documents of the
+        # earlier groups above it, and a number of its group's z = n - m non-relevant ones
+        # that is uniform on 0 .. z (its place among them and itself is uniform): the mean of
+        # 1 / log2(2 + c + k) over k = 0 .. z, a difference of a cumulative table.
+        hits = self.tied_relevant(tensor)
+        above = (hits.tie_start - hits.hits_before).astype(np.int64)
+        own = (hits.tie_size - hits.tie_hits).astype(np.int64)
+        table = cumulative(_nonrel_discount(np.arange(tensor.depth + 1)))
+        mean = (table[above + own + 1] - table[above]) / (own + 1.0)
+        return self.per_topic(tensor, hits, mean)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        return _bing_bounds(tensor, self.rel, side)
+
+
+def _bing_bounds(tensor: EvalTensor, rel: float, side: str) -> np.ndarray:
+    """(S, T) least (``lo``) or greatest (``hi``) binG over every assignment of grades to the
+    unknown documents: exact.
+
+    Only which unknown documents are relevant matters. Swapping relevance from a lower
+    unknown document to a higher one raises its own term (fewer non-relevant documents above
+    it) and the terms of the relevant documents between them, and leaves the others, so with
+    s of the list's L unknown documents relevant the greatest value puts them on the first s
+    unknown ranks and the least on the last s. An unknown document outside the list only adds
+    to R: none relevant for the greatest value, all for the least. The greatest is then the
+    best of T(s) / (R0 + s) over s = 0 .. L, T(s) the sum of terms with the first s relevant:
+    T(s) - T(s - 1) adds the s-th unknown document's term and, for each judged relevant
+    document below it, the change of its term, pairs of (document, s) that a scan adds up.
+    The least is the least of N(s) / (R0 + E + s) with the last s relevant: adding one more
+    (the next unknown rank up) adds a term and lowers the count above every relevant
+    document below it, and both grow with s as 1 / log2(2 + x) is convex, so N is convex
+    and the ratio falls then rises (a bisection finds its turn).
+    """
+    shape = (tensor.n_runs, tensor.n_topics)
+    lowest = tensor.code_at_least(rel)
+    if lowest >= tensor.n_grades:  # no grade reaches the level: nothing can be relevant
+        return np.zeros(shape)
+    codes = tensor.codes
+    unknown_at = (codes < 0) & tensor.valid()
+    judged_nonrel = (codes >= 0) & (codes < lowest)
+    # judged non-relevant and unknown documents above every rank (exclusive counts)
+    nonrel_above = (np.cumsum(judged_nonrel, axis=2, dtype=np.int32) - judged_nonrel).reshape(-1)
+    unknown_above = (np.cumsum(unknown_at, axis=2, dtype=np.int32) - unknown_at).reshape(-1)
+    depth = codes.shape[2]
+    hits = RankedHits(codes, codes >= lowest)  # the judged relevant documents
+    at = hits.group * depth + hits.rank0
+    jn, u = nonrel_above[at].astype(np.int64), unknown_above[at].astype(np.int64)
+    unknown = unknown_ranks(tensor)
+    jn_unknown = nonrel_above[unknown.group * depth + unknown.rank0].astype(np.int64)
+    index = unknown.count.astype(np.int64)  # 1-based place among the list's unknown ranks
+    n_lists = shape[0] * shape[1]
+    listed = unknown.counts().reshape(-1).astype(np.int64)  # L
+    topic = np.arange(n_lists) % shape[1]
+    n_rel = tensor.n_relevant(rel)[topic].astype(np.float64)
+    if side == "hi":
+        width = int(listed.max(initial=0)) + 1
+        # T(s) - T(0) over s = 0 .. L in a row per list: the first s unknown terms ...
+        steps = np.zeros((n_lists, width))
+        steps[unknown.group, index] = _nonrel_discount(jn_unknown)
+        # ... and, for a judged relevant document with U unknown documents above it, the
+        # rise of its term at each s = 1 .. U (its count above falls from jn + U to jn)
+        owner, k = grid_rows(u)
+        rise = _nonrel_discount(jn[owner] + u[owner] - k - 1) - _nonrel_discount(
+            jn[owner] + u[owner] - k
+        )
+        flat = hits.group[owner].astype(np.int64) * width + k + 1
+        steps += np.bincount(flat, weights=rise, minlength=n_lists * width).reshape(steps.shape)
+        base = hits.total(_nonrel_discount(jn + u)).reshape(-1)
+        s = np.arange(width)
+        values = safe_divide(base[:, None] + np.cumsum(steps, axis=1), n_rel[:, None] + s)
+        values = np.where(s[None, :] <= listed[:, None], values, -np.inf)
+        return values.max(axis=1).reshape(shape)
+    most = n_rel + unknown_elsewhere(tensor).reshape(-1)
+
+    def ratio(s: np.ndarray) -> np.ndarray:
+        """N(s) / (R0 + E + s), the last s unknown ranks of every list relevant."""
+        kept = listed - s  # unknown documents above the relevant ones, non-relevant
+        judged = _nonrel_discount(jn + np.minimum(u, kept[hits.group]))
+        chosen = np.flatnonzero(index > kept[unknown.group])
+        group = unknown.group[chosen]
+        own = _nonrel_discount(jn_unknown[chosen] + kept[group])
+        total = np.bincount(hits.group, weights=judged, minlength=n_lists) + np.bincount(
+            group, weights=own, minlength=n_lists
+        )
+        return safe_divide(total, most + s)
+
+    low, high = np.zeros(n_lists, dtype=np.int64), listed.copy()
+    while (open_ := low < high).any():
+        mid = (low + high) // 2
+        rising = ratio(np.minimum(mid + 1, listed)) >= ratio(mid)
+        high = np.where(open_ & rising, mid, high)
+        low = np.where(open_ & ~rising, mid + 1, low)
+    # the ends too: a rounding tie inside the scan cannot then hide an end's smaller value
+    least = np.minimum(ratio(low), np.minimum(ratio(np.zeros_like(low)), ratio(listed)))
+    return least.reshape(shape)
+
+
+@register
+@dataclass(frozen=True, kw_only=True)
+class G(GainMeasure):
+    """Normalised gain G, trec_eval's ``G``: each document's gain discounted by how far the
+    gain above it falls short of the ideal's.
+
+    G = (1/G*) sum over the ranks r of g(r) / log2(2 + C*(r) - CG(r)), with CG(r) the gain of
+    ranks 1..r (the document at r included), C*(r) = sum_{k<=r} max(g*(k), 1) the ideal
+    list's gain up to r, each rank costing at least 1 (trec_eval's min_cost; past the ideal
+    list's end every rank costs 1), and G* the ideal list's whole gain. The ideal list holds
+    every judged document of positive gain, highest first; 0 when it is empty. A document
+    whose gains above keep up with the ideal's scores its whole gain (the ideal list scores
+    1); one retrieved after a shortfall of gain is discounted by it, as binG discounts a
+    relevant document by the non-relevant ones above it. Gains as in
+    :class:`nDCG`: the grade by default (trec_eval), ``gains=`` overriding the grades it
+    names; the relevance level does not apply. An experimental measure of trec_eval
+    (4/10/2008).
+
+    Parameters
+    ----------
+    gain : {"linear", "exp"}
+        ``linear`` (default, trec_eval): gain = grade. ``exp``: 2^grade - 1.
+    gains : mapping grade -> gain, optional
+        Overrides the gain of the grades it names: ``G(gains={1:3.5,2:9.0})`` is trec_eval's
+        ``-m G.1=3.5,2=9.0``. trec_eval orders its levels by the whole part of their gain
+        difference, so gains that differ by less than 1 (3.5 and 3) may be misordered in its
+        ideal list; metaeval orders them by gain, the same list whenever every two distinct
+        gains differ by 1 or more (integer gains, the default included).
+
+    References
+    ----------
+    trec_eval 10.0, ``m_G.c`` (Buckley, experimental measures, 4/10/2008).
+    """
+
+    name = "G"
+    recall_normalised = True
+    without_bounds = (
+        "a grade given to an unjudged document raises at once the gain above the documents "
+        "below it and the ideal cost they are measured against"
+    )
+    formula = "G = (1/G*) sum_r g(r) / log2(2 + C*(r) - CG(r)), C*(r) = sum_{k<=r} max(g*(k), 1)"
+    reference = "trec_eval 10.0 m_G.c (Buckley, experimental measures, 4/10/2008)"
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        gains = self.gain_values(tensor.levels)
+        # Only ranks of positive gain add a term; CG(r) at those ranks is their running sum.
+        hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes))
+        g = gains[hits.grade]
+        ideal = ideal_per_rank(tensor.grade_counts, gains, tensor.depth)
+        cost = np.cumsum(np.maximum(ideal, 1.0), axis=1)  # C*(r): min_cost 1 per rank
+        terms = g / np.log2(2.0 + cost[hits.topic, hits.rank0] - hits.cumsum(g))
+        whole = tensor.grade_counts @ np.where(gains > 0, gains, 0.0)  # G*
+        return safe_divide(hits.total(terms), whole[None, :])
+
+
+@register(aliases=("ndcg_rel",))
+@dataclass(frozen=True, kw_only=True)
+class nDCG_rel(GainMeasure):
+    """nDCG averaged over the relevant documents, trec_eval's ``ndcg_rel``.
+
+    With N the judged documents of positive gain (the ideal list's length), DCG(r) and
+    DCG*(r) the list's and the ideal list's DCG of ranks 1..r (DCG* stops growing after N):
+
+        ndcg_rel = (1/N) [sum over the retrieved documents of positive gain, at rank r, of
+                   DCG(r) / DCG*(r) + (N - n) DCG / DCG*],
+
+    n those retrieved documents, DCG and DCG* the whole list's and the whole ideal list's:
+    a relevant document not retrieved counts the nDCG of the whole list. Gain = grade and
+    discount 1 / log2(r + 1), as trec_eval's ``ndcg``; 0 when N = 0. ``gains=`` as in
+    :class:`G` (trec_eval's ``-m ndcg_rel.1=3.5,2=9.0``); a document of positive gain is
+    relevant here, and the relevance level does not apply.
+
+    Parameters
+    ----------
+    gain : {"linear", "exp"}
+        ``linear`` (default, trec_eval): gain = grade. ``exp``: 2^grade - 1.
+    gains : mapping grade -> gain, optional
+        Overrides the gain of the grades it names (see :class:`G` for trec_eval's ordering
+        of gains closer than 1).
+
+    References
+    ----------
+    trec_eval 10.0, ``m_ndcg_rel.c``; Jarvelin & Kekalainen, "Cumulated gain-based
+    evaluation of IR techniques", ACM TOIS 2002.
+    """
+
+    name = "nDCG_rel"
+    recall_normalised = True
+    without_bounds = (
+        "the grades of unjudged documents change which documents it averages over and the "
+        "ideal at every rank"
+    )
+    formula = "ndcg_rel = (1/N) [sum_{r: g(r)>0} DCG(r)/DCG*(r) + (N - n) DCG/DCG*]"
+    reference = (
+        "trec_eval 10.0 m_ndcg_rel.c; Jarvelin & Kekalainen, 'Cumulated gain-based "
+        "evaluation of IR techniques', ACM TOIS 2002"
+    )
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        gains = self.gain_values(tensor.levels)
+        hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes))
+        g = gains[hits.grade] * log2_discount(tensor.depth)[hits.rank0]
+        prefix = _ideal_prefix(tensor, gains)[hits.topic, hits.rank0]
+        return self._average(tensor, gains, hits, safe_divide(hits.cumsum(g), prefix), g)
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # The sum over relevant documents d of DCG(r_d) / DCG*(r_d) is a sum over pairs
+        # (d', d), d' at or above d, of g(d') w(r_d') / DCG*(r_d): linear in pairs of
+        # positions. A d' of an earlier tie group is independent of d: its mean weight times
+        # d's mean of 1 / DCG*. d itself: the mean of w / DCG* over its group's ranks. Each
+        # other d' of its group is above it on half of the orderings: with (p', p) uniform
+        # over distinct positions, the mean of w(a + p') / DCG*(a + p) over p' < p is
+        # sum_p (W(a + p) - W(a)) / DCG*(a + p) / (n (n - 1)), W the cumulative discount.
+        gains = self.gain_values(tensor.levels)
+        hits = tied_hits(tensor, lambda codes: positive_at(gains, codes))
+        depth = tensor.depth
+        weights = log2_discount(depth)
+        below = cumulative(weights)  # W(x): the discounts of the ranks below x
+        inverse = safe_divide(1.0, _ideal_prefix(tensor, gains))  # (T, depth)
+        zero = np.zeros((tensor.n_topics, 1))
+        by_rank = np.concatenate([zero, np.cumsum(inverse, axis=1)], axis=1)
+        weighted = np.concatenate([zero, np.cumsum(inverse * weights, axis=1)], axis=1)
+        paired = np.concatenate([zero, np.cumsum(inverse * below[None, :-1], axis=1)], axis=1)
+        t, a, n = hits.topic, hits.tie_start, hits.tie_size.astype(np.float64)
+        end = a + n.astype(np.int64)
+        g = gains[hits.grade]
+        mean_weight = hits.mean_weight(below)
+        mean_inverse = (by_rank[t, end] - by_rank[t, a]) / n
+        own = (weighted[t, end] - weighted[t, a]) / n
+        pairs = safe_divide(
+            paired[t, end] - paired[t, a] - below[a] * (by_rank[t, end] - by_rank[t, a]),
+            n * (n - 1.0),
+        )
+        terms = (
+            hits.before_tie(g * mean_weight) * mean_inverse
+            + g * own
+            + (hits.tie_total(g) - g) * pairs
+        )
+        return self._average(tensor, gains, hits, terms, g * mean_weight)
+
+    def _average(
+        self,
+        tensor: EvalTensor,
+        gains: np.ndarray,
+        hits: RankedHits,
+        at_relevant: np.ndarray,
+        dcg_terms: np.ndarray,
+    ) -> np.ndarray:
+        """(1/N) [sum of ``at_relevant`` + (N - n) DCG / DCG*], ``dcg_terms`` adding up to
+        each list's DCG (or its expected value)."""
+        n_ideal = tensor.grade_counts[:, gains > 0].sum(axis=1)[None, :]
+        depth = ideal_depth(tensor, None)
+        whole = ideal_dcg(tensor.grade_counts, gains, log2_discount(depth), None)[None, :]
+        missed = (n_ideal - hits.counts()) * safe_divide(hits.total(dcg_terms), whole)
+        return safe_divide(hits.total(at_relevant) + missed, n_ideal)
+
+
+@register(aliases=("Rndcg",))
+@dataclass(frozen=True, kw_only=True)
+class RnDCG(GainMeasure, BinaryMeasure):
+    """nDCG averaged at the ideal list's gain boundaries, trec_eval's ``Rndcg``.
+
+    The ideal list (every judged document of positive gain, highest first) is a block of
+    documents of each positive gain; with E_1 < ... < E_m the ranks where its blocks end
+    (E_m = N, its length),
+
+        Rndcg = (1/m') [sum_b DCG@E_b / DCG*@E_b + [n >= N + 2] DCG@n / DCG*@N],
+
+    n the list's length and m' = m + [n >= N + 2]: trec_eval adds the nDCG of the whole list
+    as a last boundary (its unjudged documents have gain 0) only when the list reaches two
+    ranks past the ideal list. DCG as in trec_eval's ``ndcg`` (gain = grade, discount
+    1 / log2(r + 1)). 0 when no judged document reaches ``rel`` (trec_eval's R = 0), and when
+    no document has a positive gain (where trec_eval divides 0 by 0 and prints nan, gains
+    of 0 given to the relevant grades). ``gains=`` as in :class:`G` (trec_eval's
+    ``-m Rndcg.1=3.5,2=9.0``); grades of equal gain make one block.
+
+    Parameters
+    ----------
+    gain : {"linear", "exp"}
+        ``linear`` (default, trec_eval): gain = grade. ``exp``: 2^grade - 1.
+    gains : mapping grade -> gain, optional
+        Overrides the gain of the grades it names (see :class:`G` for trec_eval's ordering
+        of gains closer than 1).
+    rel : int or float
+        Relevance level (trec_eval ``-l``): it only decides R = 0 (default 1).
+
+    References
+    ----------
+    trec_eval 10.0, ``m_Rndcg.c``; Jarvelin & Kekalainen, "Cumulated gain-based evaluation
+    of IR techniques", ACM TOIS 2002.
+    """
+
+    name = "RnDCG"
+    recall_normalised = True
+    without_bounds = (
+        "the grades of unjudged documents move the ranks it is measured at, the ideal "
+        "list's gain boundaries"
+    )
+    formula = "Rndcg = (1/m') [sum_b nDCG@E_b + [n >= N+2] nDCG@n], E_b the ideal's block ends"
+    reference = (
+        "trec_eval 10.0 m_Rndcg.c; Jarvelin & Kekalainen, 'Cumulated gain-based evaluation "
+        "of IR techniques', ACM TOIS 2002"
+    )
+
+    def _compute(self, tensor: EvalTensor) -> np.ndarray:
+        gains = self.gain_values(tensor.levels)
+        hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes))
+        terms = gains[hits.grade] * log2_discount(tensor.depth)[hits.rank0]
+
+        def dcg_terms(ends: np.ndarray | None) -> np.ndarray:
+            return terms if ends is None else terms * (hits.rank0 < ends[hits.topic])
+
+        return self._average(tensor, gains, hits, dcg_terms)
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        # A fixed sum of DCG@k / DCG*@k over fixed k: each document's expected discount
+        # within k is the mean of its tie group's discounts within k (nDCG's expectation).
+        gains = self.gain_values(tensor.levels)
+        hits = tied_hits(tensor, lambda codes: positive_at(gains, codes))
+        below = cumulative(log2_discount(tensor.depth))
+        g = gains[hits.grade]
+
+        def dcg_terms(ends: np.ndarray | None) -> np.ndarray:
+            return g * hits.mean_weight(below, None if ends is None else ends[hits.topic])
+
+        return self._average(tensor, gains, hits, dcg_terms)
+
+    def _average(
+        self, tensor: EvalTensor, gains: np.ndarray, hits: RankedHits, dcg_terms
+    ) -> np.ndarray:
+        """The mean of DCG@E_b / DCG*@E_b over the boundaries, and of the whole list's nDCG
+        when it reaches two ranks past the ideal list; ``dcg_terms(ends)`` gives each hit's
+        part of DCG@ends (ends per topic; the whole list for None), or of its expectation."""
+        values, counts = _ideal_blocks(tensor.grade_counts, gains)
+        ends = np.cumsum(counts, axis=1)  # (T, B) the ranks where the blocks end
+        n_ideal = ends[:, -1] if len(values) else np.zeros(tensor.n_topics, dtype=np.int64)
+        below = cumulative(log2_discount(max(int(n_ideal.max(initial=0)), 1)))
+        ideal = np.cumsum(values[None, :] * (below[ends] - below[ends - counts]), axis=1)
+        total = np.zeros((tensor.n_runs, tensor.n_topics))
+        for b in range(len(values)):
+            # a gain without documents in a topic is no change of its ideal gain there
+            scale = np.where(counts[:, b] > 0, safe_divide(1.0, ideal[:, b]), 0.0)
+            total += hits.total(dcg_terms(ends[:, b]) * scale[hits.topic])
+        whole = ideal[:, -1] if len(values) else np.zeros(tensor.n_topics)
+        last = (tensor.lengths >= n_ideal[None, :] + 2) & (whole[None, :] > 0)
+        total += np.where(last, safe_divide(hits.total(dcg_terms(None)), whole[None, :]), 0.0)
+        value = safe_divide(total, (counts > 0).sum(axis=1)[None, :] + last)
+        # trec_eval scores 0 a topic without a judged document at the relevance level
+        return np.where(tensor.n_relevant(self.rel)[None, :] > 0, value, 0.0)
+
+
 __all__ = [
     "nDCG",
     "nCG",
@@ -1246,6 +1661,10 @@ __all__ = [
     "GAP",
     "xGAP",
     "eGAP",
+    "BinG",
+    "G",
+    "nDCG_rel",
+    "RnDCG",
     "GainMeasure",
     "gain_table",
     "override_gains",

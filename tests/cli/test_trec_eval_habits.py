@@ -118,3 +118,65 @@ def test_several_cutoffs_in_one_name_as_trec_eval_m(files, run_ok):
         per_topic=False,
     )
     assert list(frame["measure"]) == ["AP@5", "AP@100"]
+
+
+def _lines(out: str) -> list[tuple[str, str, str]]:
+    return [tuple(x.strip() for x in line.split("\t")) for line in out.strip().splitlines()]
+
+
+def test_names_of_several_values_alone_take_trec_eval_defaults(files, run_ok):
+    qrels, runs = files
+    args = ["evaluate", str(qrels), str(runs[0]), "--format", "trec_eval", "-l", "2"]
+    names = [name for name, _, _ in _lines(run_ok([*args, "-m", "P", "-m", "success"]))]
+    cuts = ["5", "10", "15", "20", "30", "100", "200", "500", "1000"]
+    assert names == ["runid", *(f"P_{k}" for k in cuts), "success_1", "success_5", "success_10"]
+    official = [name for name, _, _ in _lines(run_ok([*args, "-m", "official"]))]
+    assert official[:9] == [
+        *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec"),
+        "bpref",
+    ]
+    assert len(official) == 10 + 11 + 9  # 11 iprec_at_recall levels, 9 P cutoffs
+    assert len(set(official)) == len(official)
+
+
+def test_summary_line_sums_counts_and_gm_map_is_the_geometric_mean(files, run_ok):
+    qrels, runs = files
+    args = ["evaluate", str(qrels), str(runs[0]), "-l", "2", "-q", "--format", "trec_eval"]
+    lines = _lines(run_ok([*args, "-m", "num_ret", "-m", "num_q", "-m", "gm_map", "-m", "map"]))
+    per_topic = [float(v) for name, topic, v in lines if name == "num_ret" and topic != "all"]
+    summary = {name: float(v) for name, topic, v in lines if topic == "all" and name != "runid"}
+    assert summary["num_ret"] == sum(per_topic) and summary["num_q"] == len(per_topic) == 43
+    assert "gm_map" not in {name for name, topic, _ in lines if topic != "all"}
+    frame = metaeval.evaluate(runs[0], qrels, ["AP(rel=2)", "gm_map(rel=2)"], per_topic=False)
+    gmean = metaeval.evaluate(runs[0], qrels, ["AP(rel=2)"], per_topic=False, agg="gmean")
+    assert list(frame["measure"]) == ["AP(rel=2)", "gm_map(rel=2)"]
+    assert frame["value"].iloc[1] == pytest.approx(gmean["value"].iloc[0], abs=1e-15)
+    assert summary["gm_map"] == pytest.approx(gmean["value"].iloc[0], abs=5.01e-5)
+
+
+def test_judged_only_and_depth_options_are_trec_eval_j_and_m(files, run_ok):
+    qrels, runs = files
+    args = ["evaluate", str(qrels), str(runs[0]), "-q", "--format", "json", "-l", "2"]
+    flagged = run_ok([*args, "-m", "map", "-m", "P.10", "-J", "-M", "50"])
+    spelled = run_ok([*args, "-m", "AP'", "-m", "P'@10", "--depth", "50"])
+    values = [r["value"] for r in metaeval_json(flagged)]
+    assert values == [r["value"] for r in metaeval_json(spelled)]
+    assert {r["measure"] for r in metaeval_json(flagged)} == {"map", "P.10"}  # as given
+
+
+def metaeval_json(out: str) -> list[dict]:
+    import json
+
+    return json.loads(out)
+
+
+def test_run_lines_with_trailing_fields_read_with_the_option(tmp_path, files, cli):
+    qrels, runs = files
+    run = tmp_path / "extra.run"
+    run.write_text("19335 Q0 D1 1 2.5 tag more words\n19335 Q0 D2 2 1.5 tag more\n")
+    code, _, err = cli(["evaluate", str(qrels), str(run), "-m", "P.2"])
+    assert code == 2 and "--extra-fields ignore" in err and err.count("\n") == 1
+    code, out, err = cli(
+        ["evaluate", str(qrels), str(run), "-m", "P.2", "--extra-fields", "ignore"]
+    )
+    assert code == 0, err

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import json
 import math
 import shutil
 import subprocess
@@ -295,3 +296,84 @@ def test_rounding_of_trec_eval_10_and_9(trec_eval10, random_files):
 def test_trec_eval_names_round_trip():
     for name in ("rbp", "rbp_resid", "yaap", "11pt_avg", "unj_5", "iprec_at_recall_0.30"):
         assert metaeval.measures.base.trec_eval_name(parse_measure(name)) == name
+
+
+# ------------------------------------------------------- every measure of -m all_trec, as users run it
+#: trec_eval's flags and metaeval evaluate's options for them.
+def _cli_options(flags) -> list[str]:
+    options = ["--missing", "zero" if "-c" in flags else "skip", "--extra-fields", "ignore"]
+    for f in flags:
+        if f.startswith(("-l", "-M")):
+            options += [f[:2], f[2:]]
+        elif f == "-J":
+            options.append("-J")
+    return options
+
+
+def compare_all_trec(cli, binary, qrels: Path, run: Path, flags=()) -> tuple[int, float]:
+    """``metaeval evaluate -m all_trec -m yaap -q`` against trec_eval 10.0's output: the same
+    lines (but ``runid`` and ``relstring``, text), every value within 1e-6. Returns (values
+    compared, worst difference)."""
+    expected = run_trec_eval(binary, qrels, run, ["all_trec", "yaap"], flags)
+    argv = ["evaluate", qrels, run, "-m", "all_trec", "-m", "yaap", "-q", "--format", "json"]
+    code, out, err = cli([*argv, *_cli_options(flags)])
+    assert code == 0, err
+    got = {
+        (metaeval.measures.base.trec_eval_name(row["measure"]), row["topic"]): row["value"]
+        for row in json.loads(out)
+    }
+    assert set(got) == set(expected), (
+        sorted(set(expected) - set(got))[:10],
+        sorted(set(got) - set(expected))[:10],
+    )
+    worst = 0.0
+    for key, value in expected.items():
+        mine = got[key]
+        if math.isnan(value):
+            # trec_eval 10 divides 0 by 0 for an empty list under -J (iprec_at_recall at
+            # levels cut to 0 docs, 11pt_avg): metaeval scores 0 there.
+            assert "-J" in flags and key[0].startswith(("iprec", "11pt")), (key, mine)
+            continue
+        assert mine is not None and abs(mine - value) <= TOLERANCE, (
+            str(run),
+            flags,
+            key,
+            mine,
+            value,
+        )
+        worst = max(worst, abs(mine - value))
+    return len(expected), worst
+
+
+ALL_TREC_FIXTURES = [
+    ("qrels.test", "results.test", ()),
+    ("qrels.test", "results.trunc", ("-c",)),
+    ("qrels.test", "results.trunc", ("-c", "-M100")),
+    ("qrels.test", "results.trunc", ("-c", "-J")),
+    ("qrels.rel_level", "results.test", ()),
+    ("qrels.rel_level", "results.test", ("-l2",)),
+    ("qrels.rel_level", "results.test", ("-J",)),
+    ("qrels.comment.test", "results.comment.test", ()),
+]
+
+
+@pytest.mark.parametrize(("qrels", "run", "flags"), ALL_TREC_FIXTURES)
+def test_all_trec_on_trec_eval_fixtures(cli, trec_eval10, qrels, run, flags):
+    need_data("trec_eval-fixtures")
+    compared, worst = compare_all_trec(cli, trec_eval10, FIXTURES / qrels, FIXTURES / run, flags)
+    assert compared > 3 * 100 and worst <= TOLERANCE
+
+
+@pytest.mark.parametrize("flags", [("-c",), ("-c", "-l2"), ("-c", "-J"), ("-c", "-M7")])
+def test_all_trec_on_random_collections(cli, trec_eval10, random_files, flags):
+    for qrels, run in random_files:
+        compared, worst = compare_all_trec(cli, trec_eval10, qrels, run, flags)
+        assert compared > 10 * 100 and worst <= TOLERANCE
+
+
+@pytest.mark.parametrize("flags", [("-c",), ("-c", "-l2")])
+def test_all_trec_on_trec_dl_2019_runs(cli, trec_eval10, dl_files, flags):
+    qrels, runs = dl_files
+    for run in runs:
+        compared, worst = compare_all_trec(cli, trec_eval10, qrels, run, flags)
+        assert compared > 44 * 90 and worst <= TOLERANCE

@@ -194,8 +194,7 @@ def _check_bounded_measures(measures, criteria, top: _Table) -> None:
                 raise top.error(
                     "criteria",
                     f"{c.id} (bound_width) needs measures with bounds over unjudged documents; "
-                    f"{m.name} has none (every built-in measure has them but {WITHOUT_BOUNDS}, "
-                    "which measure the judgments themselves)",
+                    f"{m.name} has none (every built-in measure has them but {WITHOUT_BOUNDS})",
                 )
 
 
