@@ -34,7 +34,7 @@ from tests.measures.test_research import tensor_of
 from tests.measures.test_tied_orderings import _case as tied_case
 from tests.measures.test_tied_orderings import _expected, _mean_over_orderings
 from tests.oracle import test_trec_eval10 as oracle
-from tests.oracle.test_trec_eval10 import random_collection, run_trec_eval
+from tests.oracle.test_trec_eval10 import options, random_collection, run_trec_eval
 
 # The oracle's fixtures, shared rather than copied: trec_eval 10.0 built from its source once
 # per session, and three TREC DL 2019 runs unzipped for it.
@@ -51,19 +51,6 @@ def _gains_text(gains: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in gains.items())
 
 
-def _flags_options(flags) -> tuple[float, bool, int | None]:
-    """Relevance level, judged-only and depth from trec_eval flags (-l2, -J, -M7)."""
-    rel, judged, depth = 1, False, None
-    for f in flags:
-        if f.startswith("-l"):
-            rel = int(f[2:])
-        elif f == "-J":
-            judged = True
-        elif f.startswith("-M"):
-            depth = int(f[2:])
-    return rel, judged, depth
-
-
 def ours(binary, qrels_path: Path, run_path: Path, flags=(), gains=None):
     """trec_eval 10.0's values of the four measures (of G, ndcg_rel and Rndcg with ``gains``)
     with ``-c`` and ``flags``, as {(printed name, topic): value}, and ours as {printed name:
@@ -77,7 +64,7 @@ def ours(binary, qrels_path: Path, run_path: Path, flags=(), gains=None):
     expected = run_trec_eval(binary, qrels_path, run_path, list(asked), flags)
     printed = {name.replace(".", "_", 1): measure for name, measure in asked.items()}
     assert {name for name, _ in expected} == set(printed)
-    rel, judged, depth = _flags_options(flags)
+    rel, judged, depth = options(flags)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run = metaeval.read_run(run_path, extra_fields="ignore")
