@@ -15,8 +15,8 @@ Continuous (scores such as AP or nDCG):
     Normal truncated to [0, 1], maximum likelihood with ``sigma >= 0.05`` as in simIReff;
     2 parameters. See :class:`NormMargin`.
 ``beta``
-    Beta by maximum likelihood on data capped to ``[1e-6, 1 - 1e-6]``; 2 parameters.
-    See :class:`BetaMargin`.
+    Beta by maximum likelihood on data capped to ``[1e-6, 1 - 1e-6]``, with
+    ``alpha, beta >= 1`` as in simIReff; 2 parameters. See :class:`BetaMargin`.
 ``kernel``
     Gaussian kernel density estimate (Silverman's rule-of-thumb bandwidth) truncated to
     [0, 1], held on a grid of 2048 cells; effective degrees of freedom = trace of the
@@ -96,7 +96,13 @@ _NORM_MAX_SIGMA = 10.0
 #: Beta data are capped to [BETA_CAP, 1 - BETA_CAP]: zeros and ones are common in IR scores
 #: and would make the beta likelihood zero (or infinite).
 BETA_CAP = 1e-6
-_BETA_PARAM_BOUNDS = (1e-3, 1e6)
+#: Bounds on the beta's shapes. Both at least 1, as simIReff fits them (``effCont_beta``:
+#: ``MASS::fitdistr`` with ``lower = 1``): the density is then finite on [0, 1], with no spike
+#: at 0 or 1. A run with topics at AP = 0 would otherwise get a shape below 1 and be chosen as a
+#: beta where simIReff's selection (AIC, BIC) chooses the truncated normal or the kernel, and
+#: the simulated pairs would have more ties at 0 than the papers' (their sign test's type I
+#: error rates are the measure of it).
+_BETA_PARAM_BOUNDS = (1.0, 1e6)
 _BBINOM_PARAM_BOUNDS = (1.0, 1e6)
 #: Number of cells of the grid on which the kernel margin is held.
 KERNEL_GRID = 2048
@@ -571,7 +577,8 @@ class BetaMargin(Margin):
 
     Scores are capped to ``[1e-6, 1 - 1e-6]`` before the density is evaluated (fitting and
     :meth:`logpdf` alike): zeros and ones are common in IR scores and have zero or infinite
-    beta density. ``cdf`` is the regularised incomplete beta function and ``ppf`` its
+    beta density. A fitted margin has both shapes at least 1, as simIReff's (any shapes > 0
+    may be given). ``cdf`` is the regularised incomplete beta function and ``ppf`` its
     inverse (``scipy.special.betaincinv``).
     ``mean = alpha / (alpha + beta)``, ``var = alpha beta / ((alpha + beta)^2 (alpha + beta + 1))``.
     """
@@ -625,7 +632,8 @@ class BetaMargin(Margin):
 
 
 def _fit_beta(x: np.ndarray) -> BetaMargin:
-    """Beta by maximum likelihood on the capped data (SLSQP on log alpha, log beta).
+    """Beta by maximum likelihood on the capped data (SLSQP on log alpha, log beta), both
+    shapes in [1, 1e6] (``_BETA_PARAM_BOUNDS``).
 
     ``l = (alpha - 1) S1 + (beta - 1) S2 - n log B(alpha, beta)`` with ``S1 = sum log x``,
     ``S2 = sum log(1 - x)``; ``dl/dalpha = S1 - n [psi(alpha) - psi(alpha + beta)]``. The
