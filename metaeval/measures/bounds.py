@@ -33,6 +33,8 @@ the value under any completion of the judgments lies between them (docs/methods.
 - Set measures (``SetP``...): functions of num_rel_ret and R, at their two ends (sets.py).
 - binG: with s unknown documents relevant, the best puts them on the first s unknown ranks and
   the worst on the last s; a scan over s (``BinG._bounds``).
+- G: bounds that hold, from the least and greatest ideal cost and gain above each rank
+  (``G._bounds``).
 
 A condensed measure's bounds are the measure's: every completion of the judgments leaves no
 document unjudged.
@@ -50,7 +52,7 @@ JUDGMENTS_ONLY = "it measures the judgments themselves: given grades, no documen
 #: The built-in measures without bounds, in words.
 WITHOUT_BOUNDS = (
     "Judged, Unjudged, RBP_resid and the C/W/L residuals, which measure the judgments "
-    "themselves, and trec_eval's G, ndcg_rel and Rndcg, whose ideal the grades of unjudged "
+    "themselves, and trec_eval's ndcg_rel and Rndcg, whose ideal the grades of unjudged "
     "documents reshape"
 )
 

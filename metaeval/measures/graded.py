@@ -1435,23 +1435,47 @@ class G(GainMeasure):
 
     name = "G"
     recall_normalised = True
-    without_bounds = (
-        "a grade given to an unjudged document raises at once the gain above the documents "
-        "below it and the ideal cost they are measured against"
-    )
     formula = "G = (1/G*) sum_r g(r) / log2(2 + C*(r) - CG(r)), C*(r) = sum_{k<=r} max(g*(k), 1)"
     reference = "trec_eval 10.0 m_G.c (Buckley, experimental measures, 4/10/2008)"
 
     def _compute(self, tensor: EvalTensor) -> np.ndarray:
         gains = self.gain_values(tensor.levels)
-        # Only ranks of positive gain add a term; CG(r) at those ranks is their running sum.
-        hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes))
-        g = gains[hits.grade]
-        ideal = ideal_per_rank(tensor.grade_counts, gains, tensor.depth)
-        cost = np.cumsum(np.maximum(ideal, 1.0), axis=1)  # C*(r): min_cost 1 per rank
-        terms = g / np.log2(2.0 + cost[hits.topic, hits.rank0] - hits.cumsum(g))
-        whole = tensor.grade_counts @ np.where(gains > 0, gains, 0.0)  # G*
-        return safe_divide(hits.total(terms), whole[None, :])
+        counts = with_unknown_at(tensor, 0, all_unknown=False)  # the judgments' own ideal
+        return safe_divide(*_g_parts(tensor, gains, counts))
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        # Bounds that hold: with every gain between 0 and the highest, C*(r) rises and CG(r)
+        # falls as an unknown document's gain does, and C*(r) >= CG(r) always. The least value
+        # has the unknown documents at 0 in the list against the ideal (cost and G*) with
+        # every unknown one at the highest gain; the greatest has those it retrieved at the
+        # highest gain against the judgments' own ideal, each gap C*(r) - CG(r) at least 0,
+        # at most 1.
+        gains = self.gain_values(tensor.levels)
+        best = int(np.argmax(gains))
+        if side == "lo":
+            counts = with_unknown_at(tensor, best, all_unknown=True)
+            return safe_divide(*_g_parts(tensor, gains, counts))
+        counts = with_unknown_at(tensor, best, all_unknown=False)
+        total, whole = _g_parts(top_grade_view(tensor, best), gains, counts, floor=True)
+        # an ideal of no gain: any gain the list has makes the value 1 at most
+        return np.where(whole > 0, np.minimum(1.0, safe_divide(total, whole)), (total > 0) * 1.0)
+
+
+def _g_parts(
+    tensor: EvalTensor, gains: np.ndarray, counts: np.ndarray, *, floor: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """(S, T) G's sum of terms and its divisor G*, the ideal list of each run and topic made
+    of ``counts`` ((S * T, G) judged documents per grade code); ``floor``: each gap
+    C*(r) - CG(r) taken at least 0."""
+    # Only ranks of positive gain add a term; CG(r) at those ranks is their running sum.
+    hits = ranked_hits(tensor, lambda codes: positive_at(gains, codes))
+    g = gains[hits.grade]
+    ideal = ideal_per_rank(counts, gains, tensor.depth)
+    cost = np.cumsum(np.maximum(ideal, 1.0), axis=1)  # C*(r): min_cost 1 per rank
+    gap = cost[hits.group, hits.rank0] - hits.cumsum(g)
+    terms = g / np.log2(2.0 + (np.maximum(gap, 0.0) if floor else gap))
+    whole = counts @ np.where(gains > 0, gains, 0.0)  # G*
+    return hits.total(terms), whole.reshape(tensor.n_runs, tensor.n_topics)
 
 
 @register(aliases=("ndcg_rel",))
