@@ -564,10 +564,12 @@ def parse_measure(text: str | Measure) -> Measure:
                 "metaeval.evaluate or metaeval evaluate for it"
             )
         if name in TREC_EVAL_LINES:
-            raise ValueError(
-                f"{name!r} is a line of trec_eval's output, not a measure: metaeval evaluate "
-                "prints runid and num_q with --format trec_eval"
+            printed = (
+                "metaeval does not print it"
+                if name == "relstring"
+                else f"metaeval evaluate -m {name} prints it"
             )
+            raise ValueError(f"{name!r} is a line of trec_eval's output, not a measure: {printed}")
         raise ValueError(
             f"unknown measure {name!r}{_suggestion(name, reg)}; known: {', '.join(reg)}"
         )
@@ -657,20 +659,18 @@ def expand_measure_names(names, *, lines: bool = False):
     ``P.5,10`` is ``P.5`` and ``P.10`` (``ndcg_cut.5,10,20``, ``iprec_at_recall.0.25,0.5``,
     ``Rprec_mult.0.5,1.5``...); a name of several values alone takes trec_eval's default ones
     (``P`` is ``P.5`` to ``P.1000``, ``success`` is ``success.1,5,10``); ``official``,
-    ``all_trec`` and ``set`` are trec_eval's sets of measures. trec_eval's output lines that
-    are not measures (``runid``, ``num_q``, ``relstring``) are kept with ``lines=True`` and
-    left out otherwise. Every other name or Measure is kept as it is; duplicates are kept
-    once.
+    ``all_trec`` and ``set`` are trec_eval's sets of measures, whose output lines that are not
+    measures (``runid``, ``num_q``, ``relstring``) are kept with ``lines=True`` and left out
+    otherwise. Every other name or Measure is kept as it is; duplicates are kept once.
     """
     out: list = []
     for name in names:
         text = name.strip() if isinstance(name, str) else None
         if text in TREC_EVAL_SETS:
-            expanded = expand_measure_names(TREC_EVAL_SETS[text], lines=lines)
+            members = expand_measure_names(TREC_EVAL_SETS[text], lines=True)
+            expanded = [n for n in members if lines or n not in TREC_EVAL_LINES]
         elif text in TREC_EVAL_DEFAULT_VALUES:
             expanded = [f"{text}.{v}" for v in TREC_EVAL_DEFAULT_VALUES[text].split(",")]
-        elif text in TREC_EVAL_LINES:
-            expanded = [text] if lines else []
         elif text is not None and (
             many := _TREC_EVAL_CUTOFFS_RE.fullmatch(text) or _TREC_EVAL_VALUES_RE.fullmatch(text)
         ):

@@ -180,3 +180,19 @@ def test_run_lines_with_trailing_fields_read_with_the_option(tmp_path, files, cl
         ["evaluate", str(qrels), str(run), "-m", "P.2", "--extra-fields", "ignore"]
     )
     assert code == 0, err
+
+
+def test_names_that_are_not_scores_per_topic_say_what_they_are(files):
+    qrels, runs = files
+    for name, says in [
+        ("num_q", "metaeval evaluate -m num_q prints it"),
+        ("relstring", "metaeval does not print it"),
+        ("gm_map", "the geometric mean over topics of AP"),
+    ]:
+        with pytest.raises(ValueError, match=says):
+            metaeval.parse_measure(name)
+    with pytest.raises(ValueError, match="'num_q' is a line of trec_eval's output"):
+        metaeval.evaluate(runs[0], qrels, ["map", "num_q"])
+    # in a set they are left out of the library's table (the command line prints them)
+    frame = metaeval.evaluate(runs[0], qrels, "official", per_topic=False)
+    assert len(frame) == 28 and "num_q" not in set(frame["measure"])
