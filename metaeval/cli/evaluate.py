@@ -72,6 +72,14 @@ def evaluate(
     missing: Annotated[
         Missing, typer.Option(help="Topic a run did not answer: zero (trec_eval -c) or skip.")
     ] = Missing.zero,
+    complete: Annotated[
+        bool,
+        typer.Option(
+            "-c",
+            help="trec_eval's -c: a topic a run did not answer scores 0 (--missing zero, the "
+            "default here).",
+        ),
+    ] = False,
     depth: Annotated[
         int | None,
         typer.Option(
@@ -141,6 +149,8 @@ def evaluate(
     )
 
     load_plugins(plugin)
+    if complete and missing is Missing.skip:
+        fail("-c and --missing skip contradict each other: give one")
     if level is not None and not (math.isfinite(level) and level > 0):
         fail(f"--level {level:g}: must be a relevance level, a number > 0")
     try:

@@ -301,7 +301,8 @@ def test_trec_eval_names_round_trip():
 # ------------------------------------------------------- every measure of -m all_trec, as users run it
 #: trec_eval's flags and metaeval evaluate's options for them.
 def _cli_options(flags) -> list[str]:
-    options = ["--missing", "zero" if "-c" in flags else "skip", "--extra-fields", "ignore"]
+    options = ["-c"] if "-c" in flags else ["--missing", "skip"]
+    options += ["--extra-fields", "ignore"]
     for f in flags:
         if f.startswith(("-l", "-M")):
             options += [f[:2], f[2:]]
