@@ -1511,10 +1511,6 @@ class nDCG_rel(GainMeasure):
 
     name = "nDCG_rel"
     recall_normalised = True
-    without_bounds = (
-        "the grades of unjudged documents change which documents it averages over and the "
-        "ideal at every rank"
-    )
     formula = "ndcg_rel = (1/N) [sum_{r: g(r)>0} DCG(r)/DCG*(r) + (N - n) DCG/DCG*]"
     reference = (
         "trec_eval 10.0 m_ndcg_rel.c; Jarvelin & Kekalainen, 'Cumulated gain-based "
@@ -1562,6 +1558,60 @@ class nDCG_rel(GainMeasure):
             + (hits.tie_total(g) - g) * pairs
         )
         return self._average(tensor, gains, hits, terms, g * mean_weight)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        # Bounds that hold. The value is the mean of N slots in [0, 1]: one per relevant
+        # document retrieved, DCG(r) / DCG*(r) at its rank, and one per relevant document
+        # missed, DCG / DCG* of the whole lists. Of the list's L unknown documents, u are made
+        # relevant (each adds a slot), and e of the E elsewhere (each a missed one).
+        # Lowest: every slot at its least (the list's DCG with the unknown documents at 0,
+        # over the ideal with every unknown document at the highest gain), the unknown ones'
+        # slots at 0 with u = L, e = 0 or E. Highest: every slot at its greatest (the unknown
+        # documents it retrieved at the highest gain, over the judgments' own ideal, at most
+        # 1), the best u of the unknown documents' slots, e = 0 or E.
+        gains = self.gain_values(tensor.levels)
+        best = int(np.argmax(gains))
+        shape = (tensor.n_runs, tensor.n_topics)
+        weights = log2_discount(tensor.depth)
+        listed, elsewhere = (c.reshape(-1).astype(np.float64) for c in unknown_counts(tensor))
+        counts = with_unknown_at(tensor, best, all_unknown=side == "lo")
+        prefix = np.cumsum(ideal_per_rank(counts, gains, tensor.depth) * weights, axis=1)
+        longest = int(counts[:, gains > 0].sum(axis=1).max(initial=0))
+        whole_ideal = ideal_dcg(counts, gains, log2_discount(max(longest, 1)), None)
+        n_judged = np.tile(tensor.grade_counts[:, gains > 0].sum(axis=1), shape[0]) + 0.0  # N0
+        view = tensor if side == "lo" else top_grade_view(tensor, best)
+        hits = ranked_hits(view, lambda codes: positive_at(gains, codes))
+        g = gains[hits.grade] * weights[hits.rank0]
+        slots = np.minimum(1.0, safe_divide(hits.cumsum(g), prefix[hits.group, hits.rank0]))
+        whole = hits.total(g).reshape(-1)
+        missed_slot = np.where(
+            whole_ideal > 0, np.minimum(1.0, safe_divide(whole, whole_ideal)), (whole > 0) * 1.0
+        )
+        unknown = tensor.codes.reshape(-1, tensor.depth)[hits.group, hits.rank0] < 0
+        judged = ~unknown
+        base = np.bincount(hits.group[judged], weights=slots[judged], minlength=len(listed))
+        found = np.bincount(hits.group[judged], minlength=len(listed)).astype(np.float64)
+        missed = n_judged - found  # N0 - n0
+
+        def mean(total, extra_slots, e, rows=slice(None)):
+            """The mean of the slots: ``total`` of the retrieved ones, ``extra_slots`` of
+            them the unknown documents made relevant, ``e`` more missed."""
+            n = n_judged[rows] + extra_slots + e
+            return safe_divide(total + (missed[rows] + e) * missed_slot[rows], n)
+
+        if side == "lo":
+            return np.minimum(mean(base, listed, 0.0), mean(base, listed, elsewhere)).reshape(shape)
+        if gains[best] <= 0:  # no gain to give: the unknown documents change nothing
+            return self._compute(tensor)
+        # the best u of the unknown documents' slots: the u greatest, for every u = 0 .. L
+        group, value = hits.group[unknown], slots[unknown]
+        running = np.concatenate([[0.0], np.cumsum(value[np.lexsort((-value, group))])])
+        sizes = listed.astype(np.int64) + 1
+        owner, u = grid_rows(sizes)
+        start = (np.cumsum(sizes - 1) - (sizes - 1))[owner]  # the list's first sorted slot
+        total = base[owner] + running[start + u] - running[start]
+        means = [mean(total, u, e, owner) for e in (0.0, elsewhere[owner])]
+        return np.maximum.reduceat(np.maximum(*means), np.cumsum(sizes) - sizes).reshape(shape)
 
     def _average(
         self,

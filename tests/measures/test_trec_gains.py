@@ -530,7 +530,6 @@ def test_bing_bounds_on_longer_lists_against_every_assignment(seed):
 @pytest.mark.parametrize(
     ("name", "why"),
     [
-        ("nDCG_rel_hi", "which documents it averages over"),
         ("RnDCG_lo", "the ranks it is measured at"),
     ],
 )
