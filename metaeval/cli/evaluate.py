@@ -164,7 +164,8 @@ def evaluate(
         topics=topics,
         run_names=run_names,
     )
-    # read once, evaluated once or twice (per topic, and the aggregate of the 'all' rows)
+    # read once; evaluated for the 'all' rows, per topic with -q, and per topic again for
+    # trec_eval's sums of document counts and its num_q when those are asked
     check_distinct_inputs(qrels, runs)
     judged = as_qrels(str(qrels))
     runset = read_runs([str(p) for p in runs], ties=ties.value, extra_fields=extra_fields.value)

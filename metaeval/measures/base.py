@@ -609,7 +609,6 @@ def parse_measure(text: str | Measure) -> Measure:
         raise type(err)(f"{text!r}: {err}") from None
 
 
-_TREC_EVAL_CUTOFFS_RE = re.compile(rf"({'|'.join(TREC_EVAL_CUTOFF)})([._])([0-9]+(?:,[0-9]+)+)")
 _TREC_EVAL_CUTS = "5,10,15,20,30,100,200,500,1000"
 #: trec_eval's measures with several values, each value its own output line, and the values
 #: ``-m NAME`` gives them (``-m P`` is ``P_5`` to ``P_1000``).
@@ -625,7 +624,7 @@ TREC_EVAL_DEFAULT_VALUES = {
     "unj": "5,10,20",
 }
 _TREC_EVAL_VALUES_RE = re.compile(
-    rf"({'|'.join(TREC_EVAL_DEFAULT_VALUES)})[._]({_NUMBER}(?:,{_NUMBER})+)"
+    rf"({'|'.join(TREC_EVAL_DEFAULT_VALUES)})([._])({_NUMBER}(?:,{_NUMBER})+)"
 )
 #: trec_eval's output lines that are not measures: the run's name, the number of topics
 #: evaluated, and a topic's grades at the first ten ranks (text, printed per topic only).
@@ -671,12 +670,8 @@ def expand_measure_names(names, *, lines: bool = False):
             expanded = [n for n in members if lines or n not in TREC_EVAL_LINES]
         elif text in TREC_EVAL_DEFAULT_VALUES:
             expanded = [f"{text}.{v}" for v in TREC_EVAL_DEFAULT_VALUES[text].split(",")]
-        elif text is not None and (
-            many := _TREC_EVAL_CUTOFFS_RE.fullmatch(text) or _TREC_EVAL_VALUES_RE.fullmatch(text)
-        ):
-            separator = many[2] if many.re is _TREC_EVAL_CUTOFFS_RE else "."
-            values = many[3] if many.re is _TREC_EVAL_CUTOFFS_RE else many[2]
-            expanded = [f"{many[1]}{separator}{v}" for v in values.split(",")]
+        elif text is not None and (many := _TREC_EVAL_VALUES_RE.fullmatch(text)):
+            expanded = [f"{many[1]}{many[2]}{v}" for v in many[3].split(",")]
         else:
             expanded = [name]
         out += [n for n in expanded if n not in out]
