@@ -35,7 +35,9 @@ the value under any completion of the judgments lies between them (docs/methods.
   the worst on the last s; a scan over s (``BinG._bounds``).
 - G: bounds that hold, from the least and greatest ideal cost and gain above each rank
   (``G._bounds``); nDCG_rel: bounds that hold, from the least and greatest of each of the
-  nDCG ratios it averages and of how many it averages (``nDCG_rel._bounds``).
+  nDCG ratios it averages and of how many it averages (``nDCG_rel._bounds``); Rndcg: the
+  least and greatest nDCG at any rank where a block of its ideal list can end
+  (``RnDCG._bounds``).
 
 A condensed measure's bounds are the measure's: every completion of the judgments leaves no
 document unjudged.
@@ -53,7 +55,7 @@ JUDGMENTS_ONLY = "it measures the judgments themselves: given grades, no documen
 #: The built-in measures without bounds, in words.
 WITHOUT_BOUNDS = (
     "Judged, Unjudged, RBP_resid and the C/W/L residuals, which measure the judgments "
-    "themselves, and trec_eval's Rndcg, whose ranks the grades of unjudged documents move"
+    "themselves"
 )
 
 

@@ -1667,10 +1667,6 @@ class RnDCG(GainMeasure, BinaryMeasure):
 
     name = "RnDCG"
     recall_normalised = True
-    without_bounds = (
-        "the grades of unjudged documents move the ranks it is measured at, the ideal "
-        "list's gain boundaries"
-    )
     formula = "Rndcg = (1/m') [sum_b nDCG@E_b + [n >= N+2] nDCG@n], E_b the ideal's block ends"
     reference = (
         "trec_eval 10.0 m_Rndcg.c; Jarvelin & Kekalainen, 'Cumulated gain-based evaluation "
@@ -1699,6 +1695,59 @@ class RnDCG(GainMeasure, BinaryMeasure):
             return g * hits.mean_weight(below, None if ends is None else ends[hits.topic])
 
         return self._average(tensor, gains, hits, dcg_terms)
+
+    def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
+        # Bounds that hold: the value is a mean of nDCG@E over the ranks E where the ideal
+        # list's blocks of equal gain end (and of the whole list's nDCG), so it lies between
+        # the least and the greatest of them. With U unknown documents (the list's and the
+        # qrels' others), the block of the b-th highest gain ends at some E in [C_b, C_b + U],
+        # C_b the judged documents of that gain or higher. Each nDCG@E is bounded as nDCG's
+        # (the list's DCG with the unknown documents at 0 or, those it retrieved, at the
+        # highest gain, over the ideal with every unknown document at the highest gain or at
+        # 0), and the bound is the least (greatest) over those E. A topic that can have no
+        # relevant document (or no gain) scores 0.
+        gains = self.gain_values(tensor.levels)
+        best = int(np.argmax(gains))
+        listed, elsewhere = (c.reshape(-1) for c in unknown_counts(tensor))
+        unknown = (listed + elsewhere).astype(np.int64)  # U
+        levels, judged = _ideal_blocks(tensor.grade_counts, gains)
+        n_lists = tensor.n_runs * tensor.n_topics
+        topic = np.arange(n_lists) % tensor.n_topics
+        block_ends = np.cumsum(judged, axis=1)[topic]  # C_b of every list
+        last = block_ends[:, -1] if len(levels) else np.zeros(n_lists, dtype=np.int64)  # N0
+        # ranks 1 .. span: every block end a completion can give, and the whole list
+        span = max(int((last + unknown).max(initial=0)), tensor.depth, 1)
+        counts = with_unknown_at(tensor, best, all_unknown=side == "lo")
+        ideal = np.cumsum(ideal_per_rank(counts, gains, span) * log2_discount(span), axis=1)
+        view = tensor if side == "lo" else top_grade_view(tensor, best)
+        hits = ranked_hits(view, lambda codes: positive_at(gains, codes))
+        dcg = np.zeros((n_lists, span + 1))  # DCG of the list's ranks 1..E at column E
+        np.add.at(
+            dcg,
+            (hits.group, hits.rank0 + 1),
+            gains[hits.grade] * log2_discount(tensor.depth)[hits.rank0],
+        )
+        dcg = np.cumsum(dcg, axis=1)[:, 1:]
+        if side == "lo":
+            ratio = safe_divide(dcg, ideal)
+        else:
+            ratio = np.where(ideal > 0, np.minimum(1.0, safe_divide(dcg, ideal)), (dcg > 0) * 1.0)
+        ranks = np.arange(1, span + 1)[None, :]
+        possible = np.zeros((n_lists, span), dtype=bool)
+        for b in range(len(levels)):
+            start = np.maximum(block_ends[:, b], 1)[:, None]
+            possible |= (ranks >= start) & (ranks <= (block_ends[:, b] + unknown)[:, None])
+        whole = ratio[:, -1]  # the whole list against the whole ideal
+        if side == "lo":
+            least = np.where(possible, ratio, np.inf).min(axis=1, initial=np.inf)
+            value = np.minimum(least, whole)
+            empty = tensor.n_relevant(self.rel)[topic] == 0
+            empty |= last == 0
+        else:
+            value = np.maximum(np.where(possible, ratio, 0.0).max(axis=1, initial=0.0), whole)
+            empty = tensor.n_relevant(self.rel)[topic] + unknown == 0
+            empty |= (last + unknown == 0) | (gains[best] <= 0)
+        return np.where(empty, 0.0, value).reshape(tensor.n_runs, tensor.n_topics)
 
     def _average(
         self, tensor: EvalTensor, gains: np.ndarray, hits: RankedHits, dcg_terms

@@ -143,6 +143,9 @@ HOLDING = [
     "G(gain=exp)",
     "nDCG_rel",
     "nDCG_rel(gains={1:3,2:1})",
+    "RnDCG",
+    "RnDCG(rel=2)",
+    "RnDCG(gains={0:1,2:5})",
 ]
 
 
@@ -232,7 +235,7 @@ def test_bounds_contain_the_full_and_the_true_values_of_a_cut_simulated_world():
     names += ["Bpref", "Bpref_R", "Bpref_N", "GAP", "eGAP", "xGAP", "IPrec(recall=0.2)"]
     names += ["IPrecAvg", "INST", "CWL_RR(output=ETU)", "BPM(T=2,K=20)", "NERR_eq8@10"]
     names += ["RBP(p=0.9,normalise=topic)", "CWL_AP", "BPM_dynamic(T=2,K=20,hb=2)", "AP'@100"]
-    names += ["G", "nDCG_rel", "BinG", "SetF", "Utility", "Rprec(mult=0.5)", "RelP@10"]
+    names += ["G", "nDCG_rel", "RnDCG", "BinG", "SetF", "Utility", "Rprec(mult=0.5)", "RelP@10"]
     for name in names:
         measure = parse_measure(name)
         lo = parse_measure(f"{measure.name}_lo{_rest(name)}").compute(cut)
@@ -243,7 +246,7 @@ def test_bounds_contain_the_full_and_the_true_values_of_a_cut_simulated_world():
 
 
 #: The built-in measures without bounds: they measure the judgments themselves.
-WITHOUT = {"Judged", "Unjudged", "RBP_resid", "RnDCG"}
+WITHOUT = {"Judged", "Unjudged", "RBP_resid"}
 
 
 def test_every_measure_gives_bounds_or_refuses_in_one_line():

@@ -502,17 +502,3 @@ def test_bing_bounds_on_longer_lists_against_every_assignment(seed):
     for i, topic in enumerate(tensor.topics):
         assert lo[i] == pytest.approx(brute[topic][0], abs=1e-12), topic
         assert hi[i] == pytest.approx(brute[topic][1], abs=1e-12), topic
-
-
-@pytest.mark.parametrize(
-    ("name", "why"),
-    [
-        ("RnDCG_lo", "the ranks it is measured at"),
-    ],
-)
-def test_the_others_refuse_their_bounds_in_one_line(name, why):
-    rows, frame, keep = bounds_case(0)
-    _, cut = bounds_tensor(rows, frame, keep)
-    with pytest.raises(ValueError, match="its bounds over the grades of unjudged") as err:
-        parse_measure(name).compute(cut)
-    assert why in str(err.value) and "\n" not in str(err.value)
