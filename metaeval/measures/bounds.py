@@ -54,8 +54,7 @@ from metaeval.measures._common import RankedHits, group_sizes, ranks, safe_divid
 JUDGMENTS_ONLY = "it measures the judgments themselves: given grades, no document stays unjudged"
 #: The built-in measures without bounds, in words.
 WITHOUT_BOUNDS = (
-    "Judged, Unjudged, RBP_resid and the C/W/L residuals, which measure the judgments "
-    "themselves"
+    "Judged, Unjudged, RBP_resid and the C/W/L residuals, which measure the judgments themselves"
 )
 
 
