@@ -47,6 +47,39 @@ MEASURES = [
     "NumRel",
     "NumRel(rel=2)",
     "NumRet",
+    "SetP",
+    "SetP(rel=2)",
+    "SetRelP",
+    "SetRelP(rel=2)",
+    "SetAP",
+    "SetF",
+    "SetF(beta=0.25)",
+    "SetF(beta=4,rel=2)",
+    "SetF(beta=0)",
+    "Utility",
+    "Utility(a=2,b=1,c=-1,d=0.5,num_docs=20)",
+    "Utility(a=-1,b=1,c=1)",
+    "Utility(rel=2,c=-2)",
+    "NumNonrelJudgedRet",
+    "NumNonrelJudgedRet(rel=2)",
+    "RelP@1",
+    "RelP@3",
+    "RelP(rel=2)@2",
+    "RelP@10",
+    "Rprec(mult=0.05)",
+    "Rprec(mult=0.2)",
+    "Rprec(mult=0.5)",
+    "Rprec(mult=1.5)",
+    "Rprec(mult=3)",
+    "Rprec(rel=2,mult=0.6)",
+    # no grade reaches 3: no unknown document can be made relevant
+    "SetP(rel=3)",
+    "Utility(rel=3)",
+    "RelP(rel=3)@2",
+    "Rprec(rel=3,mult=0.5)",
+    "BinG",
+    "BinG(rel=2)",
+    "BinG'",
 ]
 
 
@@ -149,6 +182,7 @@ HOLDING = [
 ]
 
 
+@pytest.mark.filterwarnings(r"ignore:.*is above the highest grade in the qrels:UserWarning")
 @pytest.mark.parametrize("seed", range(8))
 def test_bounds_against_every_assignment_of_grades(seed):
     # MEASURES: the bounds are the least and greatest values; HOLDING: they contain them

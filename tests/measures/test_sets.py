@@ -24,7 +24,7 @@ from metaeval.measures.binary import rprec_mult_bounds
 from metaeval.measures.bounds import rprec_bounds
 from tests.conftest import FIXTURES, need_data
 from tests.measures.test_bounds import _case as bounds_case
-from tests.measures.test_bounds import _every_completion, _rest
+from tests.measures.test_bounds import _every_completion
 from tests.measures.test_bounds import _tensor as bounds_tensor
 from tests.measures.test_research import tensor_of
 from tests.measures.test_tied_orderings import _case as tied_case
@@ -268,60 +268,6 @@ def test_the_ties_change_the_order_dependent_measures():
 
 
 # ---------------------------------------------------------------------------- bounds
-BOUNDED = [
-    "SetP",
-    "SetP(rel=2)",
-    "R",
-    "SetRelP",
-    "SetRelP(rel=2)",
-    "SetAP",
-    "SetF",
-    "SetF(beta=0.25)",
-    "SetF(beta=4,rel=2)",
-    "SetF(beta=0)",
-    "Utility",
-    "Utility(a=2,b=1,c=-1,d=0.5,num_docs=20)",
-    "Utility(a=-1,b=1,c=1)",
-    "Utility(rel=2,c=-2)",
-    "NumNonrelJudgedRet",
-    "NumNonrelJudgedRet(rel=2)",
-    "RelP@1",
-    "RelP@3",
-    "RelP(rel=2)@2",
-    "RelP@10",
-    "Rprec(mult=0.05)",
-    "Rprec(mult=0.2)",
-    "Rprec(mult=0.5)",
-    "Rprec(mult=1.5)",
-    "Rprec(mult=3)",
-    "Rprec(rel=2,mult=0.6)",
-    # no grade reaches 3: no unknown document can be made relevant
-    "SetP(rel=3)",
-    "Utility(rel=3)",
-    "RelP(rel=3)@2",
-    "Rprec(rel=3,mult=0.5)",
-]
-
-
-@pytest.mark.filterwarnings(r"ignore:.*is above the highest grade in the qrels:UserWarning")
-@pytest.mark.parametrize("seed", range(12))
-def test_bounds_are_the_least_and_greatest_value_over_every_assignment(seed):
-    rows, frame, keep = bounds_case(seed)
-    full, cut = bounds_tensor(rows, frame, keep)
-    runs = sorted(set(frame["run"]))
-    every = [_every_completion(rows, keep, frame[frame["run"] == r], BOUNDED) for r in runs]
-    for name in BOUNDED:
-        least = np.array([e[name].min() for e in every])
-        greatest = np.array([e[name].max() for e in every])
-        base = parse_measure(name).name
-        lo = parse_measure(f"{base}_lo{_rest(name)}").compute(cut)[:, 0]
-        hi = parse_measure(f"{base}_hi{_rest(name)}").compute(cut)[:, 0]
-        np.testing.assert_allclose(lo, least, atol=1e-12, err_msg=name)
-        np.testing.assert_allclose(hi, greatest, atol=1e-12, err_msg=name)
-        truth = parse_measure(name).compute(full)[:, 0]
-        assert (lo <= truth + 1e-12).all() and (truth <= hi + 1e-12).all(), name
-
-
 @pytest.mark.filterwarnings(r"ignore:.*is above the highest grade in the qrels:UserWarning")
 def test_judged_non_relevant_bounds_when_no_grade_reaches_the_level():
     # every assignment then judges the unknown documents retrieved non-relevant: the upper

@@ -27,9 +27,6 @@ from metaeval.data import Qrels, RunSet
 from metaeval.engine import EvalTensor
 from metaeval.measures import parse_measure
 from tests.conftest import FIXTURES, need_data
-from tests.measures.test_bounds import _case as bounds_case
-from tests.measures.test_bounds import _every_completion
-from tests.measures.test_bounds import _tensor as bounds_tensor
 from tests.measures.test_research import tensor_of
 from tests.measures.test_tied_orderings import _case as tied_case
 from tests.measures.test_tied_orderings import _expected, _mean_over_orderings
@@ -434,25 +431,6 @@ def test_g_refuses_its_expected_value_in_one_line_where_order_matters():
 
 
 # ---------------------------------------------------------------------------- bounds
-BOUNDED = ["BinG", "BinG(rel=2)", "BinG'"]
-
-
-@pytest.mark.parametrize("seed", range(10))
-def test_bing_bounds_are_the_least_and_greatest_value(seed):
-    rows, frame, keep = bounds_case(seed)
-    full, cut = bounds_tensor(rows, frame, keep)
-    runs = sorted(set(frame["run"]))
-    every = [_every_completion(rows, keep, frame[frame["run"] == r], BOUNDED) for r in runs]
-    for name in BOUNDED:
-        rest = name[len("BinG") :]
-        lo = parse_measure(f"BinG_lo{rest}").compute(cut)[:, 0]
-        hi = parse_measure(f"BinG_hi{rest}").compute(cut)[:, 0]
-        np.testing.assert_allclose(lo, [e[name].min() for e in every], atol=1e-12, err_msg=name)
-        np.testing.assert_allclose(hi, [e[name].max() for e in every], atol=1e-12, err_msg=name)
-        truth = parse_measure(name).compute(full)[:, 0]
-        assert (lo <= truth + 1e-12).all() and (truth <= hi + 1e-12).all()
-
-
 def _bing(relevant: list[bool], n_rel: int) -> float:
     """trec_eval's loop in m_binG.c, transcribed."""
     total, so_far = 0.0, 0
