@@ -315,6 +315,9 @@ def test_expected_value_on_trec_dl_matches_random_orderings():
         "CWL_AP",
         "infAP(rel=2)",
         "CWL_RR(output=ResEU)",
+        "BinG(rel=2)",
+        "nDCG_rel",
+        "RnDCG",
     ]
     exact = _expected(frame, qrels, measures).groupby(["run", "measure"]).mean()
     rng = np.random.default_rng(5)
