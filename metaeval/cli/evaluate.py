@@ -255,21 +255,23 @@ def _at_level(names: list[str], level: float | None, levels) -> tuple[list, str]
 def _print_trec_eval(frame) -> None:
     """trec_eval's output: a block per run (its ``runid`` line first), then one line per
     measure and topic (``all`` for the aggregate), measures named as trec_eval names them."""
-    from metaeval.measures.base import trec_eval_name
+    from metaeval.measures import parse_measure
+    from metaeval.measures.base import geometric_of, trec_eval_name
 
-    names = {m: trec_eval_name(m) for m in frame["measure"].unique()}
+    labels = frame["measure"].unique()
+    names = {m: trec_eval_name(m) for m in labels}
+    # trec_eval prints num_q and the counts of documents as whole numbers
+    counted = {
+        m: m == "num_q" or (not geometric_of(m) and parse_measure(m).summed_by_trec_eval)
+        for m in labels
+    }
     if "topic" not in frame:
         frame = frame.assign(topic="all")
     for run, rows in frame.groupby("run", sort=False):
         typer.echo(f"{'runid':<22}\tall\t{run}")
         for row in rows.itertuples(index=False):
-            name = names[row.measure]
-            value = f"{row.value:.0f}" if name in _TREC_EVAL_COUNTS else f"{row.value:.4f}"
-            typer.echo(f"{name:<22}\t{row.topic}\t{value}")
-
-
-#: Measures trec_eval prints as whole numbers.
-_TREC_EVAL_COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+            value = f"{row.value:.0f}" if counted[row.measure] else f"{row.value:.4f}"
+            typer.echo(f"{names[row.measure]:<22}\t{row.topic}\t{value}")
 
 
 def _counts_summed(frame, runset, judged, measures, kw):

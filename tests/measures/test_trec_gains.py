@@ -29,7 +29,6 @@ from metaeval.measures import parse_measure
 from tests.conftest import FIXTURES, need_data
 from tests.measures.test_research import tensor_of
 from tests.measures.test_tied_orderings import _case as tied_case
-from tests.measures.test_tied_orderings import _expected, _mean_over_orderings
 from tests.oracle import test_trec_eval10 as oracle
 from tests.oracle.test_trec_eval10 import options, random_collection, run_trec_eval
 
@@ -370,15 +369,6 @@ def test_real_valued_grades_are_their_own_gains():
 
 
 # ---------------------------------------------------------------------------- tied orderings
-def test_expected_value_on_real_valued_grades():
-    qrels, frame = tied_case(11, grades=(0, 0.5, 1.25, 2))
-    measures = ["BinG(rel=0.5)", "nDCG_rel", "RnDCG(rel=1.25)"]
-    truth = _mean_over_orderings(frame, qrels, measures)
-    got = _expected(frame, qrels, measures)
-    got.index.names = truth.index.names
-    np.testing.assert_allclose(got.loc[truth.index].to_numpy(), truth.to_numpy(), atol=1e-12)
-
-
 def test_g_refuses_its_expected_value_in_one_line_where_order_matters():
     qrels, frame = tied_case(0)
     with warnings.catch_warnings():
