@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -415,38 +416,62 @@ def fit_copula(u: np.ndarray, kind: str, *, families=None, criterion="aic", trun
 class ScoreWorld:
     """Margins of S systems and a copula over them: new collections of the same systems.
 
+    A world fitted to one measure's scores simulates (S, T) matrices. A world fitted to
+    several measures of the same systems and topics (a mapping ``{measure: scores}``) has a
+    margin per measure and system and one copula over all of them, so a simulated topic keeps
+    the dependence between a system's measures (a topic with a high AP tends to have a high
+    P@10) as well as between systems: it simulates (M, S, T) arrays, whose rankings by two
+    measures agree as much as the real collection's do (the agreement between measures).
+
     Attributes
     ----------
     runs : tuple of str
         The systems' names.
-    margins : tuple of Margin
-        Each system's score distribution; its mean is the system's true expected score.
+    margins : tuple of Margin, or tuple of tuples of Margin
+        Each system's score distribution (per measure, measure by measure, with ``measures``);
+        its mean is the system's true expected score.
     copula : GaussianCopula, VineCopula or IndependenceCopula
+        Over the S systems, or the M x S (measure, system) pairs in measure-major order.
+    measures : tuple of str, optional
+        The measures' names, for a world of several measures; None for one measure.
     """
 
     runs: tuple
     margins: tuple
     copula: object
+    measures: tuple | None = None
+
+    @property
+    def _flat(self) -> tuple:
+        return self.margins if self.measures is None else sum(self.margins, ())
+
+    @property
+    def _shape(self) -> tuple:
+        return (len(self.runs),) if self.measures is None else (len(self.measures), len(self.runs))
 
     @property
     def system_effect(self) -> np.ndarray:
-        """(S,) the systems' expected scores, the truth a simulated collection estimates."""
-        return np.array([m.mean for m in self.margins])
+        """(S,) the systems' expected scores, the truth a simulated collection estimates; (M, S)
+        for a world of several measures."""
+        return np.array([m.mean for m in self._flat]).reshape(self._shape)
 
     def simulate(self, n_topics: int, rng=None) -> np.ndarray:
-        """(S, n_topics) per-topic scores of a new collection."""
+        """(S, n_topics) per-topic scores of a new collection; (M, S, n_topics) for a world of
+        several measures."""
         n_topics = check_int("n_topics", n_topics, min=1)
         u = self.copula.simulate(n_topics, as_generator(rng))
-        return np.stack([m.ppf(u[:, s]) for s, m in enumerate(self.margins)])
+        x = np.stack([m.ppf(u[:, d]) for d, m in enumerate(self._flat)])
+        return x.reshape((*self._shape, n_topics))
 
     def with_means(self, means) -> ScoreWorld:
-        """The same world with every margin moved to the given expected score (exactly)."""
-        means = np.broadcast_to(np.asarray(means, dtype=float), (len(self.margins),))
-        return ScoreWorld(
-            self.runs,
-            tuple(transform_mean(m, float(mu)) for m, mu in zip(self.margins, means)),
-            self.copula,
-        )
+        """The same world with every margin moved to the given expected score (exactly); the
+        means broadcast to :attr:`system_effect`'s shape."""
+        means = np.broadcast_to(np.asarray(means, dtype=float), self._shape).ravel()
+        flat = tuple(transform_mean(m, float(mu)) for m, mu in zip(self._flat, means))
+        if self.measures is not None:
+            S = len(self.runs)
+            flat = tuple(flat[k * S : (k + 1) * S] for k in range(len(self.measures)))
+        return ScoreWorld(self.runs, flat, self.copula, self.measures)
 
     @classmethod
     def fit(
@@ -464,20 +489,71 @@ class ScoreWorld:
         rng=None,
     ) -> ScoreWorld:
         """Fit margins and a copula to a (topics x runs) score matrix (a frame, or an array
-        whose columns are runs)."""
-        frame = scores if isinstance(scores, pd.DataFrame) else pd.DataFrame(np.asarray(scores))
-        X = frame.to_numpy(dtype=float)
-        keep = keep_runs(X, drop_bottom=drop_bottom, drop_duplicates=drop_duplicates)
-        X = X[:, keep]
+        whose columns are runs), or to a mapping ``{measure: matrix}`` of several measures'
+        matrices of the same topics (rows, in the same order) and runs (columns, by name).
+
+        With several measures, ``families`` and ``support`` are either one value for every
+        measure or a mapping ``{measure: value}`` (a measure it does not name gets the
+        default: every continuous family, no support). A run is dropped as a duplicate when
+        every measure's scores equal an earlier run's, and the ``drop_bottom`` quantile is of
+        the runs' mean over the measures' mean scores.
+        """
+        joint = isinstance(scores, Mapping)
+        frames = _score_frames(scores if joint else {None: scores})
+        names = tuple(frames)
+        Xs = [f.to_numpy(dtype=float) for f in frames.values()]
+        keep = keep_runs(np.vstack(Xs), drop_bottom=drop_bottom, drop_duplicates=drop_duplicates)
+        Xs = [X[:, keep] for X in Xs]
+        fams = _per_measure(families, names, "families")
+        sups = _per_measure(support, names, "support")
         margins = tuple(
-            fit_margin(X[:, j], families=families, criterion=criterion, support=support)
-            for j in range(X.shape[1])
+            tuple(
+                fit_margin(X[:, j], families=fam, criterion=criterion, support=sup)
+                for j in range(X.shape[1])
+            )
+            for X, fam, sup in zip(Xs, fams, sups)
         )
-        u = pseudo_observations(X, rng)
+        u = pseudo_observations(np.hstack(Xs), rng)
         cop = fit_copula(
             u, copula, families=copula_families, criterion=criterion, trunc_lvl=trunc_lvl
         )
-        return cls(tuple(str(frame.columns[j]) for j in keep), margins, cop)
+        runs = tuple(str(frames[names[0]].columns[j]) for j in keep)
+        if not joint:
+            return cls(runs, margins[0], cop)
+        return cls(runs, margins, cop, tuple(str(n) for n in names))
+
+
+def _score_frames(scores: Mapping) -> dict:
+    """The measures' (topics x runs) frames, checked to hold the same topics and runs."""
+    if not scores:
+        raise ValueError("scores must hold at least one measure's score matrix")
+    frames = {
+        k: v if isinstance(v, pd.DataFrame) else pd.DataFrame(np.asarray(v))
+        for k, v in scores.items()
+    }
+    (first, ref), *rest = frames.items()
+    runs = [str(c) for c in ref.columns]
+    for name, frame in rest:
+        if [str(c) for c in frame.columns] != runs:
+            raise ValueError(
+                f"the scores of {name} must name the runs of {first}'s, in the same order"
+            )
+        if frame.shape[0] != ref.shape[0] or not frame.index.equals(ref.index):
+            raise ValueError(
+                f"the scores of {name} must hold the topics of {first}'s, in the same order "
+                f"({frame.shape[0]} against {ref.shape[0]} rows)"
+            )
+    return frames
+
+
+def _per_measure(value, names: tuple, what: str) -> list:
+    """``value`` for each measure: one value for all, or a mapping from measure to value."""
+    if not isinstance(value, Mapping):
+        return [value] * len(names)
+    unknown = [k for k in value if k not in names]
+    if unknown:
+        raise ValueError(f"{what} names {unknown[0]!r}, which is not a measure of the scores")
+    return [value.get(n) for n in names]
 
 
 @dataclass(frozen=True, eq=False)

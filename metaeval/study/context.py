@@ -118,9 +118,9 @@ class Context:
     def n_topics(self) -> int:
         return self.tensor.n_topics if self._topics is None else len(self._topics)
 
-    @property
-    def system_effect(self) -> np.ndarray | None:
-        return self.world.system_effect
+    def system_effect(self, label: str) -> np.ndarray | None:
+        """The truth the measure's ranking estimates (None on a TREC collection)."""
+        return self.world.effect_of(self.spec.measure(label).name)
 
     def measure(self, label: str):
         """The measure of a label, with the world's relevance level replacing a binary

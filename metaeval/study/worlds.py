@@ -43,12 +43,21 @@ class LoadedWorld:
     identity: dict
     tensor: Any  # EvalTensor under the full judgments
     truth: Any = None  # EvalTensor under the true judgments (simulated worlds)
-    system_effect: np.ndarray | None = None
+    # the systems' latent effect (simulated worlds), or per measure their expected scores
+    # (score-level worlds: measure name -> (S,))
+    system_effect: np.ndarray | dict | None = None
     groups: dict | None = None  # run -> team, for degraders that pool by team
     runs: Any = None  # the RunSet (criteria about the collection itself read it)
     rel: int | float = 1
     cache: dict = field(default_factory=dict)
     pairs: np.ndarray | None = None  # (P, 2) the systems paired by a world of pairs
+
+    def effect_of(self, measure: str) -> np.ndarray | None:
+        """The truth a measure's ranking is compared with: the systems' latent effect, or
+        their expected scores of the measure on a score-level world."""
+        if isinstance(self.system_effect, dict):
+            return self.system_effect[measure]
+        return self.system_effect
 
     def topic_resamples(self, study_seed: int, n: int) -> np.ndarray:
         """(n, T) positions of the world's topics, drawn with replacement: the paired topic
@@ -229,20 +238,19 @@ def _load_simulated(spec: StudySpec, w: SimWorld, ident: dict, replicate: int) -
 # ------------------------------------------------------------------------------ scores worlds
 @dataclass(frozen=True, eq=False)
 class ScoreTable:
-    """What a score-level world has in place of an evaluation tensor: one measure's (S, T)
+    """What a score-level world has in place of an evaluation tensor: its measures' (S, T)
     per-topic scores, with the names the criteria read."""
 
     runs: tuple
-    measure: str
-    values: np.ndarray
+    values: dict  # measure name -> (S, T) scores
 
     @property
     def n_runs(self) -> int:
-        return self.values.shape[0]
+        return len(self.runs)
 
     @property
     def n_topics(self) -> int:
-        return self.values.shape[1]
+        return next(iter(self.values.values())).shape[1]
 
     @property
     def topics(self) -> tuple:
@@ -250,12 +258,13 @@ class ScoreTable:
 
     @property
     def answered(self) -> np.ndarray:
-        return np.ones(self.values.shape, dtype=bool)
+        return np.ones((self.n_runs, self.n_topics), dtype=bool)
 
     def scores_of(self, measure: str) -> np.ndarray:
-        if measure != self.measure:
-            raise ValueError(f"this world holds {self.measure} scores only, not {measure}")
-        return self.values
+        if measure not in self.values:
+            held = ", ".join(self.values)
+            raise ValueError(f"this world holds scores of {held} only, not {measure}")
+        return self.values[measure]
 
 
 _MODELS: OrderedDict[str, Any] = OrderedDict()
@@ -276,19 +285,26 @@ def _fitted_scores(w: ScoresWorld):
     key = short_id(ident)
     if key not in _MODELS:
         frames = [read_score_matrix(p) for p in w.scores]
+        support = [None if s is None else np.asarray(s) for s in w.support]
         options = dict(
-            families=w.margins,
-            criterion=w.select,
-            support=None if w.support is None else np.asarray(w.support),
-            copula_families=w.copula_families,
-            drop_bottom=w.drop_bottom,
+            criterion=w.select, copula_families=w.copula_families, drop_bottom=w.drop_bottom
         )
-        if w.design == "pairs":
+        if w.design == "pairs":  # one measure, a matrix per collection
+            options.update(families=w.margins[0], support=support[0])
             model = [ScoreCollection.fit(p.stem, f, **options) for p, f in zip(w.scores, frames)]
         else:
-            # the copula's pseudo-observations break ties at random, seeded by the file
+            # the copula's pseudo-observations break ties at random, seeded by the first file
             seed = int(ident["scores"][0][:15], 16)
-            model = ScoreWorld.fit(frames[0], copula=w.copula, rng=seed, **options)
+            if len(w.measures) == 1:
+                scores = frames[0]
+                options.update(families=w.margins[0], support=support[0])
+            else:  # a matrix per measure, one copula over them all
+                scores = dict(zip(w.measures, frames))
+                options.update(
+                    families=dict(zip(w.measures, w.margins)),
+                    support=dict(zip(w.measures, support)),
+                )
+            model = ScoreWorld.fit(scores, copula=w.copula, rng=seed, **options)
         _MODELS[key] = model
         while len(_MODELS) > _KEEP_MODELS:
             _MODELS.popitem(last=False)
@@ -304,14 +320,15 @@ def _load_scores(spec: StudySpec, w: ScoresWorld, ident: dict, replicate: int) -
     if w.design == "pairs":
         sim = simulate_pairs(model, w.pairs, w.n_topics, delta=w.delta, rng=rng)
         names = tuple(f"p{k // 2 + 1:06d}{'ab'[k % 2]}" for k in range(2 * w.pairs))
-        values, effect, pairs = sim.scores, sim.system_effect, sim.pairs
+        values, effect, pairs = sim.scores[None], sim.system_effect[None], sim.pairs
     else:
         names, values = model.runs, model.simulate(w.n_topics, rng)
         effect, pairs = model.system_effect, None
-    table = ScoreTable(tuple(names), w.measure, values)
-    return LoadedWorld(
-        w.id, replicate, ident, table, system_effect=np.asarray(effect, float), pairs=pairs
-    )
+        if model.measures is None:
+            values, effect = values[None], effect[None]
+    table = ScoreTable(tuple(names), dict(zip(w.measures, values)))
+    effects = {m: np.asarray(e, float) for m, e in zip(w.measures, effect)}
+    return LoadedWorld(w.id, replicate, ident, table, system_effect=effects, pairs=pairs)
 
 
 __all__ = [

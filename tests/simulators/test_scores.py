@@ -198,6 +198,80 @@ def test_score_world_simulates_its_margins_with_their_exact_means():
     assert np.array_equal(world.simulate(10, rng=1), world.simulate(10, rng=1))
 
 
+def _two_measures(seed=3, topics=300, runs=5):
+    """An AP-like and a P@10-like matrix of the same runs and topics: P@10 follows AP's
+    latent score with noise of its own, so the two rankings agree only in part."""
+    rng = np.random.default_rng(seed)
+    latent = (
+        rng.normal(0, 1, (topics, 1))
+        + rng.normal(0, 0.4, runs)
+        + rng.normal(0, 0.8, (topics, runs))
+    )
+    ap = stats.beta.cdf(stats.norm.cdf(latent), 2, 4)
+    p10 = np.round(stats.norm.cdf(latent + rng.normal(0, 0.8, latent.shape)) * 10) / 10
+    runs_ = [f"r{i}" for i in range(runs)]
+    return pd.DataFrame(ap, columns=runs_), pd.DataFrame(p10, columns=runs_)
+
+
+P10 = np.linspace(0, 1, 11)
+
+
+def test_a_world_of_two_measures_keeps_each_measures_margins_and_their_dependence():
+    ap, p10 = _two_measures()
+    world = ScoreWorld.fit({"AP": ap, "P@10": p10}, support={"P@10": P10}, drop_bottom=0.0, rng=4)
+    assert world.measures == ("AP", "P@10") and world.runs == tuple(ap.columns)
+    # each margin is the one fitted to that measure and run alone
+    for k, frame in enumerate((ap, p10)):
+        for j, run in enumerate(frame.columns):
+            alone = fit_margin(frame[run], support=P10 if k else None)
+            assert world.margins[k][j].family == alone.family
+            assert world.margins[k][j].mean == pytest.approx(alone.mean, abs=1e-12)
+    assert world.system_effect.shape == (2, 5)
+    sims = world.simulate(20000, rng=5)
+    assert sims.shape == (2, 5, 20000)
+    assert np.isin(np.round(sims[1], 9), np.round(P10, 9)).all()
+    sd = sims.std(axis=2) / np.sqrt(sims.shape[2])
+    assert np.all(np.abs(sims.mean(axis=2) - world.system_effect) < 4 * sd)
+    # the rank correlation of every (measure, run) with every other is the real one's
+    real = np.hstack([ap.to_numpy(), p10.to_numpy()])
+    flat = sims.reshape(10, -1).T
+    for a, b in [(0, 5), (0, 6), (1, 5), (2, 3), (7, 8)]:
+        want = stats.kendalltau(real[:, a], real[:, b]).statistic
+        got = stats.kendalltau(flat[:5000, a], flat[:5000, b]).statistic
+        assert abs(got - want) < 0.05, (a, b, got, want)
+    moved = world.with_means([[0.2, 0.3, 0.4, 0.5, 0.6], [0.3] * 5])
+    assert np.allclose(moved.system_effect, [[0.2, 0.3, 0.4, 0.5, 0.6], [0.3] * 5], atol=1e-6)
+    assert moved.measures == world.measures
+
+
+def test_a_world_of_one_measure_in_a_mapping_is_the_world_of_its_matrix():
+    ap, _ = _two_measures(topics=60)
+    alone = ScoreWorld.fit(ap, rng=2)
+    mapped = ScoreWorld.fit({"AP": ap}, rng=2)
+    assert np.array_equal(mapped.simulate(30, rng=8)[0], alone.simulate(30, rng=8))
+    assert np.array_equal(mapped.system_effect[0], alone.system_effect)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda ap, p: (ap, p.rename(columns={"r0": "x"})), "must name the runs of AP's"),
+        (lambda ap, p: (ap, p.iloc[:-1]), "must hold the topics of AP's"),
+        (lambda ap, p: (ap, p.set_axis(range(1, len(p) + 1))), "must hold the topics of AP's"),
+    ],
+)
+def test_the_measures_of_a_world_must_share_runs_and_topics(change, message):
+    ap, p10 = change(*_two_measures(topics=30))
+    with pytest.raises(ValueError, match=message):
+        ScoreWorld.fit({"AP": ap, "P@10": p10}, support={"P@10": P10})
+
+
+def test_options_per_measure_must_name_its_measures():
+    ap, p10 = _two_measures(topics=30)
+    with pytest.raises(ValueError, match="support names 'P@20'"):
+        ScoreWorld.fit({"AP": ap, "P@10": p10}, support={"P@20": P10})
+
+
 @pytest.fixture(scope="module")
 def collection():
     if not ADHOC5.exists():

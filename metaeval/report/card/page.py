@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from metaeval.report.card.ranking import agreement_table, card_table, card_values
+from metaeval.report.sections.study import world_measures
 from metaeval.study.spec import DEFAULT_CONFIDENCE
 
 
@@ -135,7 +136,7 @@ def _card_world(w: dict) -> str:
             f"{w['replicates']} replicates"
         )
     if w["kind"] == "scores":
-        return f"score-level {w['measure']} scores, {w['n_topics']} topics"
+        return f"score-level {world_measures(w)} scores, {w['n_topics']} topics"
     return f"TREC files {Path(str(w['as_written']['qrels'])).name}"
 
 

@@ -43,7 +43,7 @@ def provenance(manifest: dict, spec: dict, done: int) -> str:
                 else f"{w['copula']} copula over the runs"
             )
             worlds.append(
-                f"`{w['id']}` (score-level: {w['measure']} scores of {files}; {design}; "
+                f"`{w['id']}` (score-level: {world_measures(w)} scores of {files}; {design}; "
                 f"{w['n_topics']} topics, {w['replicates']} replicate(s))"
             )
         else:
@@ -193,3 +193,9 @@ def shown_path(path: Path) -> str:
     except ValueError:  # another drive
         return str(path)
     return str(path) if rel.startswith("..") else rel
+
+
+def world_measures(world: dict) -> str:
+    """A score-level world's measure, or its measures joined."""
+    m = world["measure"]
+    return m if isinstance(m, str) else ", ".join(m)

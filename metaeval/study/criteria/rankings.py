@@ -58,7 +58,7 @@ class Robustness(Criterion):
             refs = {
                 "full": None if ctx.is_full else ctx.means(ctx.full_scores(m), m),
                 "truth": None if ctx.truth_scores(m) is None else ctx.means(ctx.truth_scores(m), m),
-                "effect": ctx.system_effect,
+                "effect": ctx.system_effect(m),
             }
             for against in self.against:
                 ref = refs[against]
@@ -86,7 +86,7 @@ class Robustness(Criterion):
         for m in measures:
             means = ctx.resampled_means(m)
             full = None if ctx.is_full else ctx.resampled_means(m, "full_scores")
-            effect = ctx.system_effect
+            effect = ctx.system_effect(m)
             refs = {
                 "full": full,
                 "truth": ctx.resampled_means(m, "truth_scores"),

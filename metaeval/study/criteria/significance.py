@@ -234,12 +234,12 @@ class ErrorRates(Criterion):
     def compute(self, ctx, measures):
         from metaeval.stats.error_rates import error_rates
 
-        effect = ctx.system_effect
         sizes = self._sizes(ctx.n_topics)
-        if effect is None or not sizes:
-            return {"results": rows([])}
         out = []
         for m in measures:
+            effect = ctx.system_effect(m)
+            if effect is None or not sizes:
+                continue
             res = error_rates(
                 ctx.scores(m),
                 effect,

@@ -159,15 +159,17 @@ def load_spec(
 
 
 def _check_score_worlds(worlds, measures, criteria, top: _Table) -> None:
-    """A score-level world has one measure's scores and no judgments: the study must list
-    its measure, and run on it only criteria that read scores (a pairs world: error rates)."""
+    """A score-level world has its measures' scores and no judgments: the study must list
+    its measures, and run on it only criteria that read scores (a pairs world: error rates)."""
+    listed = {m.name for m in measures}
     for w in worlds:
         if w.kind != "scores":
             continue
-        if not any(m.name == w.measure for m in measures):
-            raise top.error(
-                "measures", f"world {w.id!r} holds {w.measure} scores: list {w.measure} among them"
-            )
+        for name in w.measures:
+            if name not in listed:
+                raise top.error(
+                    "measures", f"world {w.id!r} holds {name} scores: list {name} among them"
+                )
         for c in criteria:
             if not c.runs_on(w.id):
                 continue

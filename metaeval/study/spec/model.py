@@ -103,26 +103,32 @@ class SimWorld:
 @dataclass(frozen=True)
 class ScoresWorld:
     """A score-level world (:mod:`simulators.scores`): margins and copulas fitted to the
-    per-topic scores of real runs (one CSV matrix of one measure per collection), drawn
-    ``replicates`` times on ``n_topics`` new topics; it knows each system's expected score.
+    per-topic scores of real runs (CSV matrices of topics x runs), drawn ``replicates`` times
+    on ``n_topics`` new topics; it knows each system's expected score.
 
-    ``design = "systems"`` simulates every kept run of the first collection together (one
-    copula over them); ``design = "pairs"`` makes ``pairs`` pairs per replicate by the
+    ``design = "systems"`` simulates every kept run of one collection together (one copula
+    over them); with several measures, ``scores`` holds one matrix per measure of the same
+    topics and runs, in the order of ``measures``, and one copula spans every (measure,
+    system), so the measures' rankings agree as the collection's do. ``design = "pairs"``
+    (one measure, a matrix per collection) makes ``pairs`` pairs per replicate by the
     protocol of Urbano, Lima & Hanjalic (2019): null pairs (``delta = 0``) or pairs whose
     expected scores differ by ``delta``.
+
+    ``margins`` and ``support`` hold a value per measure (None: every continuous family, no
+    support).
     """
 
     id: str
     scores: tuple[Path, ...]
-    measure: str
+    measures: tuple[str, ...]
     n_topics: int
     replicates: int = 1
     design: str = "systems"
     pairs: int = 1000
     delta: float = 0.0
     copula: str = "gaussian"
-    margins: tuple | None = None
-    support: tuple | None = None
+    margins: tuple | None = None  # per measure: a tuple of families or None
+    support: tuple | None = None  # per measure: a tuple of scores or None
     select: str = "aic"
     copula_families: tuple | None = None
     drop_bottom: float = 0.1
@@ -135,18 +141,28 @@ class ScoresWorld:
         return {
             "kind": "scores",
             "scores": [file_digest(p) for p in self.scores],
-            "measure": self.measure,
+            # one measure keeps the identity (and the saved results) it had before worlds
+            # of several measures
+            "measure": self.measures[0] if len(self.measures) == 1 else list(self.measures),
             "n_topics": self.n_topics,
             "design": self.design,
             "pairs": self.pairs if self.design == "pairs" else None,
             "delta": self.delta if self.design == "pairs" else None,
             "copula": self.copula if self.design == "systems" else "pair",
-            "margins": _jsonable(self.margins),
-            "support": _jsonable(self.support),
+            "margins": self._per_measure(self.margins),
+            "support": self._per_measure(self.support),
             "select": self.select,
             "copula_families": _jsonable(self.copula_families),
             "drop_bottom": self.drop_bottom,
         }
+
+    def __post_init__(self) -> None:
+        for name in ("margins", "support"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, (None,) * len(self.measures))
+
+    def _per_measure(self, values: tuple) -> Any:
+        return _jsonable(values[0] if len(self.measures) == 1 else values)
 
     def files(self) -> list[Path]:
         return list(self.scores)
@@ -156,8 +172,8 @@ World = TrecWorld | SimWorld | ScoresWorld
 
 
 def provides(world: World, measure: str) -> bool:
-    """Whether a world has scores of the measure (a score-level world has one measure)."""
-    return world.kind != "scores" or world.measure == measure
+    """Whether a world has scores of the measure (a score-level world has its measures')."""
+    return world.kind != "scores" or measure in world.measures
 
 
 def _best_identity(best_runs: tuple) -> dict:
@@ -415,6 +431,10 @@ def world_as_dict(world: World, table: dict | None = None) -> dict:
     out["best_runs"] = _params(world.best_runs) or None
     if world.kind == "simulator":
         out["params"] = _params(world.params)
+    if world.kind == "scores":  # as its identity has them: a measure's values alone for one
+        del out["measures"]
+        ident = world.identity()
+        out.update({k: ident[k] for k in ("measure", "margins", "support")})
     out["as_written"] = {key: table[key] if key in table else out[key] for key in world.written}
     return json.loads(canonical_json(out))
 

@@ -170,7 +170,6 @@ def _world(t: _Table, base: Path) -> World:
 
 
 def _scores_world(t: _Table, base: Path, wid: str, rel: int, best_runs: tuple) -> ScoresWorld:
-    from metaeval.measures import canonical_name
     from simulators.margins import CONTINUOUS_FAMILIES, DISCRETE_FAMILIES
     from simulators.scores import COPULA_FAMILIES, COPULAS, DESIGNS, TWO_PARAMETER_TAWNS
 
@@ -179,36 +178,48 @@ def _scores_world(t: _Table, base: Path, wid: str, rel: int, best_runs: tuple) -
     files = _files(t, base, "scores", "score matrix")
     from simulators.scores import read_score_matrix
 
+    frames = []
     for f in files:
         try:
-            read_score_matrix(f)  # a bad file is named now, not in every task
+            frames.append(read_score_matrix(f))  # a bad file is named now, not in every task
         except ValueError as err:
             raise t.error("scores", str(err)) from None
-    measure = t.take("measure", str)
-    try:
-        measure = canonical_name(measure)
-    except (TypeError, ValueError) as err:
-        raise t.error("measure", str(err)) from None
+    measures = _score_measures(t)
     n_topics = t.take("n_topics", int, check=_positive)
     replicates = t.take("replicates", int, 1, check=_positive)
     design = t.take("design", str, "systems", check=_one_of(DESIGNS))
-    if design == "systems" and len(files) > 1:
+    if design == "pairs" and len(measures) > 1:
+        raise t.error("measure", "a pairs world simulates one measure; give one")
+    if design == "systems" and len(files) != len(measures):
         raise t.error(
-            "scores", f"a systems world fits one collection: give one file, not {len(files)}"
+            "scores",
+            f"a systems world fits one collection: give one file, not {len(files)}"
+            if len(measures) == 1
+            else f"give one file per measure ({len(measures)}), in the order of measure, "
+            f"not {len(files)}",
         )
+    if design == "systems":
+        for f, frame in zip(files[1:], frames[1:]):
+            if list(frame.columns) != list(frames[0].columns) or len(frame) != len(frames[0]):
+                raise t.error(
+                    "scores",
+                    f"{f.name} must hold the runs (columns, in order) and the topics (rows) of "
+                    f"{files[0].name}: the measures of one collection",
+                )
     pairs = t.take("pairs", int, 1000, check=_positive)
     delta = float(t.take("delta", (float, int), 0.0))
     copula = t.take("copula", str, "gaussian", check=_one_of(COPULAS))
-    support = t.take("support", list, None)
-    families = CONTINUOUS_FAMILIES if support is None else DISCRETE_FAMILIES
-    margins = t.take("margins", list, None)
-    for i, m in enumerate(margins or []):
-        if m not in families:
-            raise t.error(f"margins[{i}]", f"must be one of {', '.join(families)}, got {m!r}")
-    if support is not None and (
-        len(support) < 2 or not all(isinstance(v, (int, float)) for v in support)
-    ):
-        raise t.error("support", "must list at least two possible scores (numbers)")
+    support = _per_measure(t, "support", measures, _support)
+    margins = _per_measure(t, "margins", measures, _margin_families)
+    for m, fams, sup in zip(measures, margins, support):
+        if fams is not None and sup is not None and not set(fams) <= set(DISCRETE_FAMILIES):
+            raise t.error(
+                "margins", f"{m} has a support: its families are {', '.join(DISCRETE_FAMILIES)}"
+            )
+        if fams is not None and sup is None and not set(fams) <= set(CONTINUOUS_FAMILIES):
+            raise t.error(
+                "margins", f"{m} has no support: its families are {', '.join(CONTINUOUS_FAMILIES)}"
+            )
     select = t.take("select", str, "aic", check=_one_of(("aic", "bic")))
     copula_families = t.take("copula_families", list, None)
     for i, f in enumerate(copula_families or []):
@@ -233,19 +244,86 @@ def _scores_world(t: _Table, base: Path, wid: str, rel: int, best_runs: tuple) -
     return ScoresWorld(
         id=wid,
         scores=tuple(files),
-        measure=measure,
+        measures=measures,
         n_topics=n_topics,
         replicates=replicates,
         design=design,
         pairs=pairs,
         delta=delta,
         copula=copula,
-        margins=None if margins is None else tuple(margins),
-        support=None if support is None else tuple(sorted(float(v) for v in support)),
+        margins=margins,
+        support=support,
         select=select,
         copula_families=None if copula_families is None else tuple(copula_families),
         drop_bottom=drop_bottom,
     )
+
+
+def _score_measures(t: _Table) -> tuple[str, ...]:
+    """``measure``: the name of the scores' measure, or a list of the names of several."""
+    from metaeval.measures import canonical_name
+
+    given = t.take("measure", (str, list))
+    names = [given] if isinstance(given, str) else given
+    if not names:
+        raise t.error("measure", "must name at least one measure")
+    out: list[str] = []
+    for i, name in enumerate(names):
+        where = "measure" if isinstance(given, str) else f"measure[{i}]"
+        if not isinstance(name, str):
+            raise t.error(where, f"must be a measure's name, got {toml_kind(name)}")
+        try:
+            name = canonical_name(name)
+        except (TypeError, ValueError) as err:
+            raise t.error(where, str(err)) from None
+        if name in out:
+            raise t.error(where, f"{name} is listed twice")
+        out.append(name)
+    return tuple(out)
+
+
+def _per_measure(t: _Table, key: str, measures: tuple, check) -> tuple:
+    """A value given for every measure (a list) or per measure (a table keyed by measure
+    name), as a tuple in the order of ``measures`` (None where a table leaves one out)."""
+    from metaeval.measures import canonical_name
+
+    given = t.take(key, (list, dict), None)
+    if given is None:
+        return (None,) * len(measures)
+    if isinstance(given, list):
+        value = check(t, key, given)
+        return (value,) * len(measures)
+    values: dict = {}
+    for name, value in given.items():
+        try:
+            canonical = canonical_name(name)
+        except (TypeError, ValueError):
+            canonical = None
+        if canonical not in measures:
+            known = ", ".join(measures)
+            raise t.error(f"{key}.{name}", f"is not a measure of this world ({known})")
+        if not isinstance(value, list):
+            raise t.error(f"{key}.{name}", f"must be a list, got {toml_kind(value)} {value!r}")
+        values[canonical] = check(t, f"{key}.{name}", value)
+    return tuple(values.get(m) for m in measures)
+
+
+def _support(t: _Table, where: str, values: list) -> tuple:
+    if len(values) < 2 or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    ):
+        raise t.error(where, "must list at least two possible scores (numbers)")
+    return tuple(sorted(float(v) for v in values))
+
+
+def _margin_families(t: _Table, where: str, values: list) -> tuple:
+    from simulators.margins import CONTINUOUS_FAMILIES, DISCRETE_FAMILIES
+
+    known = (*CONTINUOUS_FAMILIES, *DISCRETE_FAMILIES)
+    for i, m in enumerate(values):
+        if m not in known:
+            raise t.error(f"{where}[{i}]", f"must be one of {', '.join(known)}, got {m!r}")
+    return tuple(values)
 
 
 def _check_topics(t: _Table, qrels: Path, topics: Any) -> None:
