@@ -7,6 +7,7 @@ t-test within its Monte-Carlo error of alpha.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -185,6 +186,105 @@ kind = "topic_set_size"
     title, blocks, _ = build(tmp_path / "out")
     assert blocks and "score-level: AP scores of c1_ap.csv" in str(blocks[0:3])
     assert set(res.replicate) == {0, 1}
+
+
+def _p10(path: Path, ap: Path, seed: int) -> Path:
+    """A P@10-like matrix of the runs and topics of ``ap``: AP's scores moved by noise of their
+    own and rounded to tenths."""
+    frame = pd.read_csv(ap)
+    rng = np.random.default_rng(seed)
+    noisy = np.clip(frame.to_numpy() + rng.normal(0, 0.15, frame.shape), 0, 1)
+    pd.DataFrame(np.round(noisy * 10) / 10, columns=frame.columns).to_csv(path, index=False)
+    return path
+
+
+TWO_MEASURES = """id = "sys"
+kind = "scores"
+scores = ["c1_ap.csv", "c1_p10.csv"]
+measure = ["AP", "P@10"]
+support = { "P@10" = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1] }
+n_topics = 30
+replicates = 2
+drop_bottom = 0.0"""
+
+
+def test_a_world_of_two_measures_serves_the_agreement_between_them(tmp_path):
+    criteria = """[[criteria]]
+kind = "agreement"
+statistics = ["tau_b"]
+
+[[criteria]]
+kind = "error_rates"
+tests = ["t"]
+sizes = [15, 30]
+repeats = 1"""
+    path = _study(tmp_path, TWO_MEASURES, criteria, '["AP", "P@10"]')
+    _p10(tmp_path / "c1_p10.csv", tmp_path / "c1_ap.csv", seed=4)
+    spec = load_spec(path)
+    run_study(spec, tmp_path / "out", jobs=1)
+    res = load_results(tmp_path / "out")
+    from metaeval.study.worlds import load_world
+
+    for rep in (0, 1):
+        world = load_world(spec, "sys", rep)
+        ap, p10 = (world.tensor.scores_of(m) for m in ("AP", "P@10"))
+        assert ap.shape == p10.shape == (8, 30)
+        assert np.isin(np.round(p10, 9), np.round(np.linspace(0, 1, 11), 9)).all()
+        want = stats.kendalltau(ap.mean(axis=1), p10.mean(axis=1)).statistic
+        got = res[(res.criterion == "agreement") & (res.replicate == rep) & (res.measure == "AP")]
+        assert got.value.item() == pytest.approx(want, abs=1e-12)
+        # each measure's truth is its own margins' means
+        assert not np.allclose(world.effect_of("AP"), world.effect_of("P@10"))
+    errors = res[(res.criterion == "error_rates") & (res.statistic == "power")]
+    assert set(errors.measure) == {"AP", "P@10"}
+    title, blocks, _ = build(tmp_path / "out")
+    assert "score-level: AP, P@10 scores of c1_ap.csv, c1_p10.csv" in str(blocks[0:3])
+
+
+@pytest.mark.parametrize(
+    "world, measures, message",
+    [
+        (TWO_MEASURES, '["AP"]', "holds P@10 scores: list P@10"),
+        (
+            TWO_MEASURES.replace('"c1_ap.csv", "c1_p10.csv"', '"c1_ap.csv"'),
+            '["AP", "P@10"]',
+            "give one file per measure (2), in the order of measure, not 1",
+        ),
+        (
+            TWO_MEASURES.replace('"c1_p10.csv"', '"c2_ap.csv"'),
+            '["AP", "P@10"]',
+            "c2_ap.csv must hold the runs",
+        ),
+        (TWO_MEASURES + '\ndesign = "pairs"', '["AP", "P@10"]', "a pairs world simulates one"),
+        (
+            TWO_MEASURES.replace('"P@10" = [', '"P@20" = ['),
+            '["AP", "P@10"]',
+            "support.P@20: is not a measure of this world (AP, P@10)",
+        ),
+        (
+            TWO_MEASURES + '\nmargins = { AP = ["bbinom"] }',
+            '["AP", "P@10"]',
+            "AP has no support: its families are",
+        ),
+        (
+            TWO_MEASURES.replace('"AP", "P@10"]', '"AP", "AP"]'),
+            '["AP", "P@10"]',
+            "measure[1]: AP is listed twice",
+        ),
+        (
+            TWO_MEASURES.replace('"AP", "P@10"]', '"AP", "XYZ"]'),
+            '["AP", "P@10"]',
+            "measure[1]:",
+        ),
+    ],
+    ids=["unlisted", "files", "runs", "pairs", "support", "families", "twice", "unknown"],
+)
+def test_bad_worlds_of_several_measures_are_refused_in_one_line(tmp_path, world, measures, message):
+    path = _study(tmp_path, world, '[[criteria]]\nkind = "agreement"', measures)
+    _p10(tmp_path / "c1_p10.csv", tmp_path / "c1_ap.csv", seed=4)
+    with pytest.raises(SpecError, match=re.escape(message)) as err:
+        load_spec(path)
+    assert "\n" not in str(err.value)
 
 
 @pytest.mark.parametrize(
