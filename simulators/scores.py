@@ -2,8 +2,8 @@ r"""Score-level worlds: per-topic scores simulated from fitted margins and copul
 
 A document-level world (:mod:`simulators.worlds`) makes judgments and runs; a score-level world
 makes what the criteria that need only scores read, a (systems x topics) matrix of one
-measure's per-topic scores, with a known truth: every system's expected score. It follows
-Urbano & Nagler (2018):
+measure's per-topic scores (or one per measure, simulated together), with a known truth: every
+system's expected score. It follows Urbano & Nagler (2018):
 
 * each system's scores over topics have a **margin** :math:`F_s`, a distribution on [0, 1]
   fitted to a real run's scores and chosen among several families by AIC or BIC
@@ -20,7 +20,8 @@ Two designs:
 
 * :class:`ScoreWorld` (``design = "systems"``): every kept run of a collection at once, with
   its margin and one copula over all of them: a new collection of the same systems on new
-  topics.
+  topics. Fitted to several measures of the collection, it has a margin per measure and run
+  and one copula over them all, so the measures' rankings agree as the collection's do.
 * :func:`simulate_pairs` (``design = "pairs"``), the protocol of Urbano, Lima & Hanjalic (2019)
   for the error rates of tests: each trial picks a collection (with probability proportional
   to its number of runs), two of its runs at random, the bivariate copula fitted to that pair,
