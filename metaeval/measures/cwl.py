@@ -55,7 +55,7 @@ from metaeval.measures._common import (
     safe_divide,
     tied_hits,
 )
-from metaeval.measures.base import MAX_CUTOFF, Measure, MeasureValueError, register
+from metaeval.measures.base import MAX_CUTOFF, Measure, MeasureValueError, field_types, register
 from metaeval.measures.bounds import monotone_bounds
 from metaeval.measures.graded import (
     MAX_PARAMETER,
@@ -117,7 +117,7 @@ class _OutputBounds:
 def _float_fields(cls: type) -> tuple[str, ...]:
     """The fields of ``cls`` typed float (or float | None): ints given there become floats, so
     that ``INST(T=1)`` and ``INST(T=1.0)`` are one measure with one name."""
-    hints = typing.get_type_hints(cls)
+    hints = field_types(cls)
     out = []
     for f in fields(cls):
         hint = hints.get(f.name)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
-import typing
 
 from metaeval.measures import base
-from metaeval.measures.base import _default, _format_value, registered
+from metaeval.measures.base import _default, _format_value, field_types, registered
 
 _SECTION = re.compile(
     r"^(Parameters|Returns|References|Attributes|Notes|Examples|See Also)\n-+$", re.MULTILINE
@@ -120,7 +119,7 @@ def _param_docs(cls) -> dict[str, str]:
 
 
 def _type_name(cls, name: str) -> str:
-    hint = typing.get_type_hints(cls).get(name)
+    hint = field_types(cls).get(name)
     text = str(hint).replace("typing.", "") if hint is not None else ""
     text = re.sub(r"<class '(\w+)'>", r"\1", text)
     # A pipe would end the markdown table cell.
