@@ -752,21 +752,22 @@ _AVERAGED = (
 
 
 def _pool_start(tensor: EvalTensor, depth: int) -> dict:
-    """The pool read off the judgments: k, the deepest rank down to which the documents of the
-    best-judged quarter of the runs are all judged (99%), and the judged documents per topic
-    beyond the depth-k pool. When these are at least a tenth of the judged documents (active
-    learning, as in TREC DL), the world judges them beyond a depth-k pool (``pool_extra``);
-    otherwise the pool is a plain one, whose depth stage 2 fits."""
+    """The pool read off the judgments: k, the deepest rank down to which, at every rank, the
+    documents of the best-judged quarter of the runs are judged (99% of the topics), and the
+    judged documents per topic beyond the depth-k pool. When these are at least a tenth of
+    the judged documents (active learning, as in TREC DL), the world judges them beyond a
+    depth-k pool (``pool_extra``); otherwise the pool is a plain one."""
     from simulators.pooling import pool_mask
 
     valid, judged = tensor.valid(), tensor.codes >= 0
-    # per run, the judged share of its top k; runs left out of the pool (as many TREC runs
-    # were) are judged less, so the depth is read off the best-judged quarter of the runs
-    share = np.cumsum(judged.sum(axis=1), axis=1) / np.maximum(
-        np.cumsum(valid.sum(axis=1), axis=1), 1
-    )
-    complete = np.flatnonzero(np.quantile(share, 0.75, axis=0) >= 0.99)
-    k = int(complete[-1]) + 1 if len(complete) else 1
+    # per run and rank, the judged share of its documents there; runs left out of the pool
+    # (as many TREC runs were) are judged less, so the depth is read off the best-judged
+    # quarter of the runs. Rank by rank, not the share of the top k: below a depth-k pool
+    # most documents of a run are still judged (other runs pooled them), and the share of
+    # the top k stayed above 99% for a while (114 on a world pooled to depth 100).
+    share = judged.sum(axis=1) / np.maximum(valid.sum(axis=1), 1)
+    short = np.flatnonzero(np.quantile(share, 0.75, axis=0) < 0.99)
+    k = max(int(short[0]) if len(short) else share.shape[1], 1)
     n_judged = float(tensor.grade_counts.sum(axis=1).mean())
     extra = n_judged - pool_mask(tensor, k).sum() / tensor.n_topics
     if extra >= 0.1 * n_judged:

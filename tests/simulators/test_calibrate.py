@@ -183,15 +183,39 @@ def test_stage_two_fits_the_preference_for_higher_grades_and_their_proportions(s
 
 def test_a_plain_pool_keeps_the_depth_read_off_the_judgments(small_world):
     """A plain pool's depth is a fact of the judgments, not a free parameter: stage 1 reads
-    it off (a little deeper than 20, as the best runs' lists overlap the pooled ones) and
+    it off, rank by rank (the share of the top k stays above 99% some way below the pool, as
+    the other runs' pooled documents are judged: it read 114 for a pool of depth 100), and
     stage 2 keeps it, moving the runs' shared noise to match the judged documents per topic
     instead (a depth moved to make up for runs that overlap too little hid that misfit)."""
     w = small_world
     read = calibrate(w.qrels, w.runs, iterations=0, rng=0)
     fitted = calibrate(w.qrels, w.runs, iterations=8, rng=0)
     assert read.pool_extra == fitted.pool_extra == 0
-    assert 20 <= read.pool_depth <= 30 and fitted.pool_depth == read.pool_depth
+    assert read.pool_depth == w.params.pool_depth == 20 and fitted.pool_depth == 20
     assert fitted.doc_share != read.doc_share
+
+
+def test_the_pool_depth_is_read_rank_by_rank():
+    """With many runs, most documents just below a depth-k pool are judged too (other runs
+    pooled them): the share of the top k stayed above 99% down to rank 22 of this world
+    pooled to depth 20. Rank by rank, the best-judged quarter of the runs falls below 99% at
+    rank 21."""
+    from metaeval.engine import EvalTensor
+    from simulators.calibrate import _pool_start
+
+    w = make_world(
+        "trec_like",
+        n_topics=20,
+        n_systems=60,
+        rng=np.random.default_rng(3),
+        n_candidates=500,
+        depth=100,
+        pool_depth=20,
+    )
+    assert _pool_start(EvalTensor.build(w.runs, w.qrels), 100) == {
+        "pool_depth": 20,
+        "pool_extra": 0,
+    }
 
 
 def test_calibrate_validation(small_world):
