@@ -13,8 +13,9 @@ runs, and how alike runs holding the same documents order them above and below r
    on), their spread over topics (a Dirichlet concentration by the method of moments, after
    removing multinomial noise), the log-normal of R per topic, run depth and shallow runs,
    score ties, teams (from run-name prefixes unless ``groups`` is given), the pool (the depth k
-   to which the runs' documents are all judged, and the judged documents beyond the depth-k
-   pool: when they are a tenth of the judgments or more, judging beyond a shallow pool), the
+   to which the runs' documents are judged, rank by rank, and the judged documents beyond the
+   depth-k pool: when they are a tenth of the judgments or more, judging beyond a shallow
+   pool), the
    shape of the system effects (standardised quantiles of the systems' mean nDCG), and, when
    at least 5% of the run pairs hold the same documents (90% of their lists: runs re-ranking
    shared first-stage lists), the number K of
@@ -43,6 +44,10 @@ runs, and how alike runs holding the same documents order them above and below r
                                           per topic in the top 10
    ``doc_strength_share``                 agreement of the systems on which relevant
                                           documents they rank high (:func:`top_agreement`)
+   ``doc_strength_sd`` (plain pool)       median distinct documents per topic in the top 10
+                                          (down when too few: at a given mean nDCG, unequal
+                                          documents go with larger effects and top 10s
+                                          that overlap more)
    ``tail_noise_sd`` (with first stages)  agreement on the order below rank 100 of runs
                                           holding the same documents
                                           (:func:`list_agreement`)
