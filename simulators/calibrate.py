@@ -44,10 +44,6 @@ runs, and how alike runs holding the same documents order them above and below r
                                           per topic in the top 10
    ``doc_strength_share``                 agreement of the systems on which relevant
                                           documents they rank high (:func:`top_agreement`)
-   ``doc_strength_sd`` (plain pool)       median distinct documents per topic in the top 10
-                                          (down when too few: at a given mean nDCG, unequal
-                                          documents go with larger effects and top 10s
-                                          that overlap more)
    ``tail_noise_sd`` (with first stages)  agreement on the order below rank 100 of runs
                                           holding the same documents
                                           (:func:`list_agreement`)
@@ -744,7 +740,6 @@ def _fit_moments(
 
 _AVERAGED = (
     "effect_mean",
-    "doc_strength_sd",
     "system_sd",
     "topic_sd",
     "interaction_sd",
@@ -830,18 +825,6 @@ def _step(p: WorldParams, sim: dict, target: dict, damping: float, G: int, S: in
         log10 = math.log(max(sim["judged"], 1.0) / max(target["judged"], 1.0))
     step["doc_share"] = _logit_step(p.doc_share, damping * log10, 0.02, 0.97)
     step["team_share"] = min(p.team_share, 0.5 * (1 - step["doc_share"]))
-    # A plain pool leaves the overlap of the runs' top 10 free, and it tells apart what the
-    # mean nDCG alone does not: large effects with unequal relevant documents, or smaller
-    # effects with documents alike. Holding the mean, the runs' top 10s overlap more as the
-    # documents grow unequal (and the effects with them): the spread of their strength moves
-    # down when the runs' top 10s hold too few distinct documents, and up when too many.
-    # (On a world of known truth, stage 2 recovered its effects and its equal documents this
-    # way; without it, it doubled the effects and kept the start's unequal documents.)
-    if not p.pool_extra and p.doc_strength_sd:
-        wide = max(sim["distinct10"], 1.0) / max(target["distinct10"], 1.0)
-        step["doc_strength_sd"] = float(
-            np.clip(p.doc_strength_sd * wide ** (2 * damping), 1e-3, 10.0)
-        )
     # Which relevant documents each system ranks on top: the share of their strength common to
     # every system sets how much the systems agree on them.
     if (
