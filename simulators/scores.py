@@ -500,7 +500,7 @@ class ScoreWorld:
         the runs' mean over the measures' mean scores.
         """
         joint = isinstance(scores, Mapping)
-        frames = _score_frames(scores if joint else {None: scores})
+        frames = same_collection(scores if joint else {None: scores})
         names = tuple(frames)
         Xs = [f.to_numpy(dtype=float) for f in frames.values()]
         keep = keep_runs(np.vstack(Xs), drop_bottom=drop_bottom, drop_duplicates=drop_duplicates)
@@ -524,8 +524,15 @@ class ScoreWorld:
         return cls(runs, margins, cop, tuple(str(n) for n in names))
 
 
-def _score_frames(scores: Mapping) -> dict:
-    """The measures' (topics x runs) frames, checked to hold the same topics and runs."""
+def same_collection(scores: Mapping) -> dict:
+    """The measures' (topics x runs) frames (arrays become frames), checked to be of one
+    collection: the same runs (columns, by name, in order) and topics (rows, in order).
+
+    Raises
+    ------
+    ValueError
+        A measure's matrix names other runs or holds other topics than the first's.
+    """
     if not scores:
         raise ValueError("scores must hold at least one measure's score matrix")
     frames = {
@@ -691,6 +698,7 @@ __all__ = [
     "COPULAS",
     "DESIGNS",
     "read_score_matrix",
+    "same_collection",
     "keep_runs",
     "pseudo_observations",
     "GaussianCopula",

@@ -208,6 +208,9 @@ replicates = 2
 drop_bottom = 0.0"""
 
 
+BOTH = '["AP", "P@10"]'
+
+
 def test_a_world_of_two_measures_serves_the_agreement_between_them(tmp_path):
     criteria = """[[criteria]]
 kind = "agreement"
@@ -218,7 +221,7 @@ kind = "error_rates"
 tests = ["t"]
 sizes = [15, 30]
 repeats = 1"""
-    path = _study(tmp_path, TWO_MEASURES, criteria, '["AP", "P@10"]')
+    path = _study(tmp_path, TWO_MEASURES, criteria, BOTH)
     _p10(tmp_path / "c1_p10.csv", tmp_path / "c1_ap.csv", seed=4)
     spec = load_spec(path)
     run_study(spec, tmp_path / "out", jobs=1)
@@ -247,33 +250,34 @@ repeats = 1"""
         (TWO_MEASURES, '["AP"]', "holds P@10 scores: list P@10"),
         (
             TWO_MEASURES.replace('"c1_ap.csv", "c1_p10.csv"', '"c1_ap.csv"'),
-            '["AP", "P@10"]',
+            BOTH,
             "give one file per measure (2), in the order of measure, not 1",
         ),
         (
             TWO_MEASURES.replace('"c1_p10.csv"', '"c2_ap.csv"'),
-            '["AP", "P@10"]',
-            "c2_ap.csv must hold the runs",
+            BOTH,
+            "the scores of P@10 must name the runs of AP's, in the same order "
+            "(c1_ap.csv, c2_ap.csv)",
         ),
-        (TWO_MEASURES + '\ndesign = "pairs"', '["AP", "P@10"]', "a pairs world simulates one"),
+        (TWO_MEASURES + '\ndesign = "pairs"', BOTH, "a pairs world simulates one"),
         (
             TWO_MEASURES.replace('"P@10" = [', '"P@20" = ['),
-            '["AP", "P@10"]',
+            BOTH,
             "support.P@20: is not a measure of this world (AP, P@10)",
         ),
         (
             TWO_MEASURES + '\nmargins = { AP = ["bbinom"] }',
-            '["AP", "P@10"]',
+            BOTH,
             "AP has no support: its families are",
         ),
         (
             TWO_MEASURES.replace('"AP", "P@10"]', '"AP", "AP"]'),
-            '["AP", "P@10"]',
+            BOTH,
             "measure[1]: AP is listed twice",
         ),
         (
             TWO_MEASURES.replace('"AP", "P@10"]', '"AP", "XYZ"]'),
-            '["AP", "P@10"]',
+            BOTH,
             "measure[1]:",
         ),
     ],

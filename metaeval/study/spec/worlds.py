@@ -176,7 +176,7 @@ def _scores_world(t: _Table, base: Path, wid: str, rel: int, best_runs: tuple) -
     if rel != 1 or best_runs:
         raise t.error("rel" if rel != 1 else "best_runs", "a scores world has no judgments")
     files = _files(t, base, "scores", "score matrix")
-    from simulators.scores import read_score_matrix
+    from simulators.scores import read_score_matrix, same_collection
 
     frames = []
     for f in files:
@@ -199,27 +199,20 @@ def _scores_world(t: _Table, base: Path, wid: str, rel: int, best_runs: tuple) -
             f"not {len(files)}",
         )
     if design == "systems":
-        for f, frame in zip(files[1:], frames[1:]):
-            if list(frame.columns) != list(frames[0].columns) or len(frame) != len(frames[0]):
-                raise t.error(
-                    "scores",
-                    f"{f.name} must hold the runs (columns, in order) and the topics (rows) of "
-                    f"{files[0].name}: the measures of one collection",
-                )
+        try:  # the measures of one collection
+            same_collection(dict(zip(measures, frames)))
+        except ValueError as err:
+            raise t.error("scores", f"{err} ({', '.join(f.name for f in files)})") from None
     pairs = t.take("pairs", int, 1000, check=_positive)
     delta = float(t.take("delta", (float, int), 0.0))
     copula = t.take("copula", str, "gaussian", check=_one_of(COPULAS))
     support = _per_measure(t, "support", measures, _support)
     margins = _per_measure(t, "margins", measures, _margin_families)
     for m, fams, sup in zip(measures, margins, support):
-        if fams is not None and sup is not None and not set(fams) <= set(DISCRETE_FAMILIES):
-            raise t.error(
-                "margins", f"{m} has a support: its families are {', '.join(DISCRETE_FAMILIES)}"
-            )
-        if fams is not None and sup is None and not set(fams) <= set(CONTINUOUS_FAMILIES):
-            raise t.error(
-                "margins", f"{m} has no support: its families are {', '.join(CONTINUOUS_FAMILIES)}"
-            )
+        allowed = CONTINUOUS_FAMILIES if sup is None else DISCRETE_FAMILIES
+        if fams is not None and not set(fams) <= set(allowed):
+            has = "no support" if sup is None else "a support"
+            raise t.error("margins", f"{m} has {has}: its families are {', '.join(allowed)}")
     select = t.take("select", str, "aic", check=_one_of(("aic", "bic")))
     copula_families = t.take("copula_families", list, None)
     for i, f in enumerate(copula_families or []):
