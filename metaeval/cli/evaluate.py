@@ -259,19 +259,27 @@ def _print_trec_eval(frame) -> None:
     from metaeval.measures.base import geometric_of, trec_eval_name
 
     labels = frame["measure"].unique()
-    names = {m: trec_eval_name(m) for m in labels}
+    names = {m: f"{trec_eval_name(m):<22}\t" for m in labels}
     # trec_eval prints num_q and the counts of documents as whole numbers
     counted = {
         m: m == "num_q" or (not geometric_of(m) and parse_measure(m).summed_by_trec_eval)
         for m in labels
     }
-    if "topic" not in frame:
-        frame = frame.assign(topic="all")
-    for run, rows in frame.groupby("run", sort=False):
-        typer.echo(f"{'runid':<22}\tall\t{run}")
-        for row in rows.itertuples(index=False):
-            value = f"{row.value:.0f}" if counted[row.measure] else f"{row.value:.4f}"
-            typer.echo(f"{names[row.measure]:<22}\t{row.topic}\t{value}")
+    topics = frame["topic"].astype(str) if "topic" in frame else pd.Series("all", frame.index)
+    measures = frame["measure"].tolist()
+    values = [
+        f"{value:.0f}" if counted[m] else f"{value:.4f}"
+        for m, value in zip(measures, frame["value"].tolist())
+    ]
+    lines = [f"{names[m]}{t}\t{v}" for m, t, v in zip(measures, topics.tolist(), values)]
+    # One write: a line at a time through echo took most of the time of a -q evaluation
+    # (300,000 lines for trec_eval's measures on 59 runs).
+    blocks = []
+    rows_of = frame.groupby("run", sort=False).indices
+    for run in frame["run"].unique():  # in the frame's order
+        blocks.append(f"{'runid':<22}\tall\t{run}")
+        blocks.extend(lines[i] for i in rows_of[run])
+    typer.echo("\n".join(blocks))
 
 
 def _counts_summed(frame, runset, judged, measures, kw):
