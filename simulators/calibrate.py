@@ -574,6 +574,7 @@ def calibrate(
     damping: float = 0.5,
     start: WorldParams | None = None,
     meta_evaluations: int = 0,
+    jobs: int = 1,
     verbose: bool = False,
 ) -> WorldParams:
     """Fit the world model to a real collection (moments, then simulated moments).
@@ -600,6 +601,8 @@ def calibrate(
         evaluations of the simulated meta-evaluation (discriminative power and robustness of
         the Sakai & Kando measures), each drawing two worlds. 0 (default): stages 1 and 2
         only. About 3 s per evaluation at the size of TREC DL.
+    jobs : int
+        Worker processes for stage 3's worlds (the same fit for any number).
 
     Returns
     -------
@@ -613,6 +616,7 @@ def calibrate(
     gen = as_generator(rng)
     seed = int(gen.integers(0, 2**32))  # one world seed for every iteration
     check_int("meta_evaluations", meta_evaluations, min=0)
+    check_int("jobs", jobs, min=1)
     if not 0 < damping <= 1:
         raise ValueError(f"damping must be in (0, 1], got {damping!r}")
     tensor = EvalTensor.build(runs, qrels, warn_extra_topics=False)
@@ -701,7 +705,9 @@ def calibrate(
 
         # Last: what it matches is what a study on the world is asked to reproduce, and its
         # loss keeps the second stage's main moments too.
-        p = fit_meta(qrels, runs, p, evaluations=meta_evaluations, rng=gen, verbose=verbose)
+        p = fit_meta(
+            qrels, runs, p, evaluations=meta_evaluations, rng=gen, jobs=jobs, verbose=verbose
+        )
     return p
 
 

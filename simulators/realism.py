@@ -234,6 +234,7 @@ def check_calibration(
     B: int = 1000,
     rel: int = 1,
     rng=None,
+    jobs: int = 1,
 ) -> CalibrationCheck:
     """Compare a collection with ``replicates`` worlds of its size drawn from ``params``.
 
@@ -242,11 +243,13 @@ def check_calibration(
     qrels and runs. The worlds' tau is the mean over ``replicates`` x ``trials`` reductions;
     the collection's averages as many (its tau over 10 reductions of 43 topics moves by several
     hundredths from one set of reductions to another). ``rng`` (None, an int, a SeedSequence or
-    a Generator) draws the worlds and the resamples.
+    a Generator) draws the worlds and the resamples; the worlds are made and measured on
+    ``jobs`` worker processes, with the same results for any number.
     """
     from simulators.calibrate import collection_stats
 
     check_int("replicates", replicates, min=1)
+    check_int("jobs", jobs, min=1)
     gen = as_generator(rng)
     seeds = gen.integers(0, 2**32, size=(replicates + 1, 2))
     kw = dict(measures=measures, rate=rate, trials=trials, B=B)
@@ -255,11 +258,12 @@ def check_calibration(
     )
     real_stats = collection_stats(qrels, runs, rel=rel, rng=int(seeds[0, 1])).summary()
     S, T = len(runs), len(qrels.topics)
-    sims, sim_stats = [], []
-    for r in range(replicates):
-        world = make_world(params, n_topics=T, n_systems=S, rng=int(seeds[r + 1, 0]))
-        sims.append(meta_evaluation(world.qrels, world.runs, rng=int(seeds[r + 1, 1]), **kw))
-        sim_stats.append(collection_stats(world, rel=rel, rng=int(seeds[r + 1, 1])).summary())
+    drawn = _map_worlds(
+        _world_check,
+        [(params, T, S, int(a), int(b), kw, rel) for a, b in seeds[1:]],
+        jobs,
+    )
+    sims, sim_stats = [d[0] for d in drawn], [d[1] for d in drawn]
     power = np.array([s["power"].to_numpy() for s in sims])
     tau = np.array([s["tau"].to_numpy() for s in sims])
     out = real.copy()
@@ -301,6 +305,37 @@ def check_calibration(
         replicates=replicates,
         params=params,
     )
+
+
+def _map_worlds(function, arguments: list[tuple], jobs: int) -> list:
+    """``function(*a)`` for every ``a``, in order: in this process (``jobs`` = 1) or on
+    ``jobs`` loky worker processes. Each world has its own seeds among the arguments, so the
+    results are the same whatever ``jobs`` is."""
+    if jobs == 1 or len(arguments) == 1:
+        return [function(*a) for a in arguments]
+    from joblib import Parallel, delayed
+
+    with Parallel(n_jobs=min(jobs, len(arguments)), backend="loky") as parallel:
+        return parallel(delayed(function)(*a) for a in arguments)
+
+
+def _world_check(params, T, S, world_seed, seed, kw, rel):
+    """A world's meta-evaluation and collection statistics (one replicate of the check)."""
+    from simulators.calibrate import collection_stats
+
+    world = make_world(params, n_topics=T, n_systems=S, rng=world_seed)
+    meta = meta_evaluation(world.qrels, world.runs, rng=seed, **kw)
+    return meta, collection_stats(world, rel=rel, rng=seed).summary()
+
+
+def _world_moments(params, T, S, seed, kw):
+    """A world's meta-evaluation (as an array) and the second stage's main moments."""
+    from simulators.calibrate import world_targets
+
+    world = make_world(params, n_topics=T, n_systems=S, rng=seed)
+    meta = meta_evaluation(world.qrels, world.runs, rng=seed, **kw).to_numpy()
+    got = world_targets(world)
+    return meta, [got[k] for k in _MOMENTS]
 
 
 # ------------------------------------------------------------------------------- stage 3
@@ -359,6 +394,7 @@ def fit_meta(
     rate: int = 10,
     reference_trials: int = 30,
     rng=None,
+    jobs: int = 1,
     verbose: bool = False,
 ) -> WorldParams:
     """Move ``system_sd``, ``interaction_sd``, ``doc_strength_sd`` and ``doc_strength_share``
@@ -375,10 +411,13 @@ def fit_meta(
     reductions, so that the fit does not chase the noise of a few. Minimised by Nelder-Mead
     from ``params`` (the second stage's fit), spreads on log scales and the share on the logit
     scale, the first simplex one unit away on each axis, at most ``evaluations`` evaluations.
+    An evaluation's worlds are made and measured on ``jobs`` worker processes (the same fit
+    for any number).
     """
-    from simulators.calibrate import calibration_targets, world_targets
+    from simulators.calibrate import calibration_targets
 
     check_int("evaluations", evaluations, min=1)
+    check_int("jobs", jobs, min=1)
     check_int("reference_trials", reference_trials, min=1)
     gen = as_generator(rng)
     seeds = gen.integers(0, 2**32, size=(replicates + 1,))
@@ -393,12 +432,8 @@ def fit_meta(
 
     def loss(x: np.ndarray) -> float:
         p = _from_vector(params, x)
-        sims, moms = [], []
-        for s in seeds[1:]:
-            world = make_world(p, n_topics=T, n_systems=S, rng=int(s))
-            sims.append(meta_evaluation(world.qrels, world.runs, rng=int(s), **kw).to_numpy())
-            got = world_targets(world)
-            moms.append([got[k] for k in _MOMENTS])
+        drawn = _map_worlds(_world_moments, [(p, T, S, int(s), kw) for s in seeds[1:]], jobs)
+        sims, moms = [d[0] for d in drawn], [d[1] for d in drawn]
         meta = (np.nanmean(sims, axis=0) - real) / scale
         stats_ = (np.mean(moms, axis=0) - real_moments) / (STAT_TOLERANCE * np.abs(real_moments))
         value = float(np.nansum(meta**2) + np.nansum(stats_**2))

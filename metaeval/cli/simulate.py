@@ -328,6 +328,16 @@ def calibrate(
     ] = None,
     seed: SeedOption = None,
     out: Annotated[Path, typer.Option(help="Output folder.", file_okay=False)] = Path("calibrated"),
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Worker processes that make and measure the simulated worlds of the "
+            "meta-evaluation fit and of the comparison (the same results for any number).",
+        ),
+    ] = 1,
 ) -> None:
     """Fit a simulated world to a test collection, and say how well it stands in for it.
 
@@ -362,6 +372,7 @@ def calibrate(
             iterations=iterations,
             meta_evaluations=meta_evaluations,
             rng=seed,
+            jobs=jobs,
         )
     except ValueError as err:
         fail(f"{qrels}: {err}")
@@ -370,7 +381,7 @@ def calibrate(
     if not check:
         return
     typer.echo(f"comparing the collection with {check} worlds of its size", err=True)
-    result = check_calibration(judged, runset, params, replicates=check, rng=seed)
+    result = check_calibration(judged, runset, params, replicates=check, rng=seed, jobs=jobs)
     result.measures.to_csv(out / "measures.csv")
     result.statistics.to_csv(out / "statistics.csv")
     (out / "check.md").write_text(result.to_markdown(f"{qrels}: calibration check"))

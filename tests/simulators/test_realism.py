@@ -219,6 +219,23 @@ def test_check_calibration_is_reproducible(collection):
     assert a.measures.equals(b.measures) and a.statistics.equals(b.statistics)
 
 
+def test_the_worlds_on_two_workers_give_the_same_results(collection):
+    """Each world has its own seeds: the check and the third stage give the same numbers
+    whether their worlds are made in this process or on worker processes."""
+    w = collection
+    kw = dict(replicates=3, measures={"AP": "AP"}, trials=1, B=100, rng=7)
+    one = check_calibration(w.qrels, w.runs, w.params, jobs=1, **kw)
+    two = check_calibration(w.qrels, w.runs, w.params, jobs=2, **kw)
+    assert one.measures.equals(two.measures) and one.statistics.equals(two.statistics)
+    start = dataclasses.replace(w.params, system_sd=0.3)
+    kw = dict(evaluations=3, measures={"AP": "AP"}, trials=1, B=100, reference_trials=2, rng=3)
+    assert fit_meta(w.qrels, w.runs, start, jobs=1, **kw) == fit_meta(
+        w.qrels, w.runs, start, jobs=2, **kw
+    )
+    with pytest.raises(ValueError, match="jobs"):
+        check_calibration(w.qrels, w.runs, w.params, jobs=0)
+
+
 # ------------------------------------------------------------------------------- fitting
 def _loss(qrels, runs, params, seeds):
     real = meta_evaluation(qrels, runs, measures=MEASURES, trials=3, B=300, rng=0).to_numpy()
