@@ -357,7 +357,8 @@ def calibrate(
         judged = judged.fold_grades(top_grades)
     writable(out, "--out", folder=True)
     seed = resolve_seed(seed)
-    size = f"{len(runset)} runs x {len(judged.topics)} topics"
+    S, T = len(runset), len(judged.topics)
+    size = f"{S} run{'s' if S != 1 else ''} x {T} topic{'s' if T != 1 else ''}"
     stages = f"{iterations} moment steps" + (
         f", then up to {meta_evaluations} evaluations of the meta-evaluation (two worlds each)"
         if meta_evaluations
@@ -380,13 +381,14 @@ def calibrate(
     typer.echo(f"parameters -> {out / 'params.json'}")
     if not check:
         return
-    typer.echo(f"comparing the collection with {check} worlds of its size", err=True)
+    worlds = f"{check} simulated world{'s' if check != 1 else ''}"
+    typer.echo(f"comparing the collection with {worlds} of its size", err=True)
     result = check_calibration(judged, runset, params, replicates=check, rng=seed, jobs=jobs)
     result.measures.to_csv(out / "measures.csv")
     result.statistics.to_csv(out / "statistics.csv")
     (out / "check.md").write_text(result.to_markdown(f"{qrels}: calibration check"))
     shown = result.measures[["power", "sim_power", "power_diff", "tau", "sim_tau", "tau_diff"]]
-    typer.echo(f"\ncollection against {check} simulated worlds of its size:")
+    typer.echo(f"\ncollection against {worlds} of its size:")
     typer.echo(shown.to_string(float_format=lambda v: f"{v:.3f}"))
     typer.echo(f"order of the measures by tau, Spearman: {result.spearman:.3f}")
     missed = result.statistics[~result.statistics["ok"]]
