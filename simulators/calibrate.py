@@ -76,7 +76,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -575,7 +575,7 @@ def calibrate(
     start: WorldParams | None = None,
     meta_evaluations: int = 0,
     jobs: int = 1,
-    verbose: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> WorldParams:
     """Fit the world model to a real collection (moments, then simulated moments).
 
@@ -603,6 +603,9 @@ def calibrate(
         only. About 3 s per evaluation at the size of TREC DL.
     jobs : int
         Worker processes for stage 3's worlds (the same fit for any number).
+    progress : callable, optional
+        Called with a line of text after every step of stages 2 and 3 (the command line
+        prints them: a fit to a large collection takes minutes).
 
     Returns
     -------
@@ -699,14 +702,14 @@ def calibrate(
         rerank_depth=LIST_HEAD if shared_lists and depth > LIST_HEAD else 0,
         tail_noise_sd=p.tail_noise_sd or 0.5,
     )
-    p = _fit_moments(p, target, S, T, seed, iterations, damping, verbose=verbose)
+    p = _fit_moments(p, target, S, T, seed, iterations, damping, progress=progress)
     if meta_evaluations:
         from simulators.realism import fit_meta
 
         # Last: what it matches is what a study on the world is asked to reproduce, and its
         # loss keeps the second stage's main moments too.
         p = fit_meta(
-            qrels, runs, p, evaluations=meta_evaluations, rng=gen, jobs=jobs, verbose=verbose
+            qrels, runs, p, evaluations=meta_evaluations, rng=gen, jobs=jobs, progress=progress
         )
     return p
 
@@ -720,15 +723,19 @@ def _fit_moments(
     iterations: int,
     damping: float,
     *,
-    verbose: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> WorldParams:
     """Stage 2: damped multiplicative steps towards the targets, then Polyak averaging."""
     G = len(p.grade_probs)
     history = []
     for it in range(iterations):
         sim = _fast_stats(p, S, T, seed)
-        if verbose:
-            print(it, {k: round(v, 3) for k, v in sim.items()})
+        if progress:
+            progress(
+                f"moments, step {it + 1} of {iterations}: mean nDCG {sim['mean']:.3f} "
+                f"(collection {target['mean']:.3f}), judged per topic {sim['judged']:.0f} "
+                f"({target['judged']:.0f})"
+            )
         p = _step(p, sim, target, damping, G, S)
         history.append(p)
     if not history:

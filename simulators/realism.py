@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -395,7 +396,7 @@ def fit_meta(
     reference_trials: int = 30,
     rng=None,
     jobs: int = 1,
-    verbose: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> WorldParams:
     """Move ``system_sd``, ``interaction_sd``, ``doc_strength_sd`` and ``doc_strength_share``
     so that worlds drawn from the parameters give the collection's meta-evaluation.
@@ -412,7 +413,8 @@ def fit_meta(
     from ``params`` (the second stage's fit), spreads on log scales and the share on the logit
     scale, the first simplex one unit away on each axis, at most ``evaluations`` evaluations.
     An evaluation's worlds are made and measured on ``jobs`` worker processes (the same fit
-    for any number).
+    for any number). ``progress``, if given, is called with a line of text after each
+    evaluation.
     """
     from simulators.calibrate import calibration_targets
 
@@ -430,6 +432,8 @@ def fit_meta(
     S, T = len(runs), len(qrels.topics)
     scale = np.array([DP_TOLERANCE, TAU_TOLERANCE])
 
+    calls: list[float] = []
+
     def loss(x: np.ndarray) -> float:
         p = _from_vector(params, x)
         drawn = _map_worlds(_world_moments, [(p, T, S, int(s), kw) for s in seeds[1:]], jobs)
@@ -437,8 +441,12 @@ def fit_meta(
         meta = (np.nanmean(sims, axis=0) - real) / scale
         stats_ = (np.mean(moms, axis=0) - real_moments) / (STAT_TOLERANCE * np.abs(real_moments))
         value = float(np.nansum(meta**2) + np.nansum(stats_**2))
-        if verbose:
-            print(round(value, 2), {k: round(getattr(p, k), 3) for k in FREE})
+        calls.append(value)
+        if progress:
+            progress(
+                f"meta-evaluation, evaluation {len(calls)} of at most {evaluations}: loss "
+                f"{value:.2f} (lowest {min(calls):.2f})"
+            )
         return value
 
     x0 = _to_vector(params)

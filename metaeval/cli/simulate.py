@@ -374,6 +374,7 @@ def calibrate(
             meta_evaluations=meta_evaluations,
             rng=seed,
             jobs=jobs,
+            progress=lambda line: typer.echo(line, err=True),
         )
     except ValueError as err:
         fail(f"{qrels}: {err}")

@@ -288,6 +288,18 @@ def test_calibration_converges_from_three_starts(collection):
     assert (spread <= 3 * noise.max(axis=0) + 1e-9).all(), dict(zip(keys, spread))
 
 
+def test_calibrate_reports_its_progress_step_by_step(collection):
+    w = collection
+    lines = []
+    calibrate(w.qrels, w.runs, iterations=2, meta_evaluations=2, rng=0, progress=lines.append)
+    assert [line.split(":")[0] for line in lines] == [
+        "moments, step 1 of 2",
+        "moments, step 2 of 2",
+        "meta-evaluation, evaluation 1 of at most 2",
+        "meta-evaluation, evaluation 2 of at most 2",
+    ]
+
+
 def test_calibrate_cli(tmp_path, collection):
     from typer.testing import CliRunner
 
