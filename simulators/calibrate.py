@@ -599,8 +599,8 @@ def calibrate(
     meta_evaluations : int
         Stage 3 (:func:`simulators.realism.fit_meta`): at most this many Nelder-Mead
         evaluations of the simulated meta-evaluation (discriminative power and robustness of
-        the Sakai & Kando measures), each drawing two worlds. 0 (default): stages 1 and 2
-        only. About 3 s per evaluation at the size of TREC DL.
+        the Sakai & Kando measures), each drawing four worlds. 0 (default): stages 1 and 2
+        only. About 6 s per evaluation at the size of TREC DL (3 s with ``jobs=2``).
     jobs : int
         Worker processes for stage 3's worlds (the same fit for any number).
     progress : callable, optional

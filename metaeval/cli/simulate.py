@@ -305,7 +305,7 @@ def calibrate(
         int,
         typer.Option(
             min=0,
-            help="Evaluations of the simulated meta-evaluation to fit it too (about 3 s each "
+            help="Evaluations of the simulated meta-evaluation to fit it too (about 6 s each "
             "at the size of TREC DL; 0: moments only).",
         ),
     ] = 40,
@@ -360,7 +360,7 @@ def calibrate(
     S, T = len(runset), len(judged.topics)
     size = f"{S} run{'s' if S != 1 else ''} x {T} topic{'s' if T != 1 else ''}"
     stages = f"{iterations} moment steps" + (
-        f", then up to {meta_evaluations} evaluations of the meta-evaluation (two worlds each)"
+        f", then up to {meta_evaluations} evaluations of the meta-evaluation (four worlds each)"
         if meta_evaluations
         else ""
     )
