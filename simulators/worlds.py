@@ -49,7 +49,8 @@ separate ranker as good as the best systems (active learning, as TREC DL's pools
 
 What real collections need beyond this (all off by default; ``simulators.calibrate`` fits
 them): ``system_quantiles`` shapes the system effects (the S systems take a quantile
-function's values at (rank - 1/2) / S, in the order of the b_s: the long tail of poor runs);
+function's values at (rank - 1/2) / S, in the order of the b_s: the long tail of poor runs),
+``topic_quantiles`` the topic difficulties d_t in the same way;
 ``doc_strength_sd`` makes relevant documents of one grade unequal, the same for every system
 (q(g) times a log-normal factor of mean 1), or partly each system's own
 (``doc_strength_share``); ``first_stages`` = K makes each system re-rank the top ``depth`` of
@@ -161,6 +162,10 @@ class WorldParams:
         collection's spread of systems in every world (not a sample from it), the team
         correlation in which systems get which effect, and real collections' long tail of poor
         runs. None: normal.
+    topic_quantiles : tuple of float or None
+        The shape of the topic difficulties, as ``system_quantiles`` for the systems: the T
+        topics take d_t = topic_sd Q((r_t - 1/2) / T), r_t the rank of the normal d_t, so every
+        world has the collection's spread of topics, not a sample of it. None: normal.
     """
 
     n_candidates: int = 2000
@@ -194,6 +199,7 @@ class WorldParams:
     rerank_depth: int = 0
     tail_noise_sd: float = 0.0
     system_quantiles: tuple[float, ...] | None = None
+    topic_quantiles: tuple[float, ...] | None = None
 
     #: What each parameter may be (:mod:`metaeval._constraints`), checked first; the
     #: relations between parameters are checked after, in :meth:`__post_init__`.
@@ -220,8 +226,9 @@ class WorldParams:
         "grade_concentration": Interval(Real, 0, math.inf, closed="right"),
         "effect_mean": Interval(Real),
         "grade_probs": Sequence(Interval(Real, 0), unique=False),
-        "system_quantiles": Optional(
-            Sequence(Interval(Real), unique=False, min_len=2, order="non-decreasing")
+        **dict.fromkeys(
+            ("system_quantiles", "topic_quantiles"),
+            Optional(Sequence(Interval(Real), unique=False, min_len=2, order="non-decreasing")),
         ),
         "grade_quality": Optional(Sequence(Interval(Real), unique=False)),
         **dict.fromkeys(
@@ -260,10 +267,9 @@ class WorldParams:
                 "grade_probs", f"must have a positive weight, got {list(self.grade_probs)}"
             )
         object.__setattr__(self, "grade_probs", tuple(float(p) for p in probs / probs.sum()))
-        if self.system_quantiles is not None:
-            object.__setattr__(
-                self, "system_quantiles", tuple(float(v) for v in self.system_quantiles)
-            )
+        for name in ("system_quantiles", "topic_quantiles"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, tuple(float(v) for v in getattr(self, name)))
         if self.grade_quality is not None:
             if len(self.grade_quality) != len(self.grade_probs) + 1:
                 raise ParamError(
@@ -654,11 +660,14 @@ def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arra
         # quantiles at (rank - 1/2) / S, dealt out in the order of the normal draws (so teams
         # keep their correlation). A sample would move the spread of the systems, and with it
         # every discriminative power, from one world to the next.
-        sq = np.asarray(p.system_quantiles)
-        rank = np.argsort(np.argsort(z, kind="stable"), kind="stable")
-        z = np.interp((rank + 0.5) / S, np.linspace(0, 1, len(sq)), sq)
+        z = _midpoint_quantiles(z, p.system_quantiles)
     b = p.system_sd * z
-    d = p.topic_sd * rng.standard_normal(T)
+    d = rng.standard_normal(T)
+    if p.topic_quantiles is not None:
+        # The same for the topics: a sample's spread of topic difficulty would move the
+        # statistics a calibration matches from one world to the next.
+        d = _midpoint_quantiles(d, p.topic_quantiles)
+    d = p.topic_sd * d
     c = p.interaction_sd * rng.standard_normal((S, T))
     effect = np.maximum(0.0, p.effect_mean + b[:, None] + d[None, :] + c)
     depth = np.full(S, p.depth, dtype=np.int64)
@@ -742,6 +751,14 @@ def _simulate(p: WorldParams, S: int, T: int, rng: np.random.Generator) -> _Arra
         depth=depth,
         learner=learner,
     )
+
+
+def _midpoint_quantiles(z: np.ndarray, quantiles) -> np.ndarray:
+    """The values of the quantile function (tabulated at equally spaced probabilities) at
+    (rank - 1/2) / n, dealt out in the order of ``z``."""
+    q = np.asarray(quantiles)
+    rank = np.argsort(np.argsort(z, kind="stable"), kind="stable")
+    return np.interp((rank + 0.5) / len(z), np.linspace(0, 1, len(q)), q)
 
 
 def _rerank_head(

@@ -334,8 +334,8 @@ def calibrate(
             "--jobs",
             "-j",
             min=1,
-            help="Worker processes that make and measure the simulated worlds of the "
-            "meta-evaluation fit and of the comparison (the same results for any number).",
+            help="Worker processes that make and measure the simulated worlds of the fit "
+            "and of the comparison (the same results for any number).",
         ),
     ] = 1,
 ) -> None:

@@ -90,6 +90,20 @@ def test_system_quantiles_give_every_world_the_shapes_midpoint_quantiles():
     assert not np.allclose(other, got)
 
 
+def test_topic_quantiles_give_every_world_the_shapes_midpoint_quantiles():
+    # no system or interaction effect and a mean far from 0: the effect is mean + d_t
+    p = WorldParams(**SMALL, effect_mean=10.0, system_sd=0.0, interaction_sd=0.0, topic_sd=0.4)
+    shaped = dataclasses.replace(p, topic_quantiles=(-2.0, 0.0, 0.5))
+    normal = _simulate(p, 2, 7, np.random.default_rng(5)).effect[0] - 10.0
+    got = _simulate(shaped, 2, 7, np.random.default_rng(5)).effect[0] - 10.0
+    u = (ss.rankdata(normal) - 0.5) / 7
+    expected = 0.4 * np.where(u < 0.5, -2.0 + 4.0 * u, (u - 0.5) * 1.0)
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+    other = _simulate(shaped, 2, 7, np.random.default_rng(6)).effect[0] - 10.0
+    np.testing.assert_allclose(np.sort(other), np.sort(got), rtol=1e-9, atol=1e-9)
+    assert not np.allclose(other, got)
+
+
 def test_doc_strength_share_one_keeps_the_shared_strength_and_below_one_adds_each_systems_own():
     p = WorldParams(**SMALL, doc_strength_sd=0.9, doc_share=0.3)
     # rho = 1 draws exactly what the shared strength alone drew (no extra draws)
@@ -220,8 +234,8 @@ def test_check_calibration_is_reproducible(collection):
 
 
 def test_the_worlds_on_two_workers_give_the_same_results(collection):
-    """Each world has its own seeds: the check and the third stage give the same numbers
-    whether their worlds are made in this process or on worker processes."""
+    """Each world has its own seeds: the check and the second and third stages give the same
+    numbers whether their worlds are made in this process or on worker processes."""
     w = collection
     kw = dict(replicates=3, measures={"AP": "AP"}, trials=1, B=100, rng=7)
     one = check_calibration(w.qrels, w.runs, w.params, jobs=1, **kw)
@@ -231,6 +245,9 @@ def test_the_worlds_on_two_workers_give_the_same_results(collection):
     kw = dict(evaluations=3, measures={"AP": "AP"}, trials=1, B=100, reference_trials=2, rng=3)
     assert fit_meta(w.qrels, w.runs, start, jobs=1, **kw) == fit_meta(
         w.qrels, w.runs, start, jobs=2, **kw
+    )
+    assert calibrate(w.qrels, w.runs, iterations=2, rng=5, jobs=1) == calibrate(
+        w.qrels, w.runs, iterations=2, rng=5, jobs=2
     )
     with pytest.raises(ValueError, match="jobs"):
         check_calibration(w.qrels, w.runs, w.params, jobs=0)
@@ -376,9 +393,10 @@ def test_calibrate_cli_bad_collection(tmp_path, collection):
     assert "no relevant grade" in result.output and "Traceback" not in result.output
 
 
-def test_calibrate_reads_first_stages_and_system_shape_off_the_runs(collection):
+def test_calibrate_reads_first_stages_and_the_shapes_of_systems_and_topics_off_the_runs(collection):
     """Stage 1: runs re-ranking shared lists are recognised (and runs that do not are not),
-    and the system effects take the shape of the systems' mean nDCG."""
+    and the system effects and topic difficulties take the shapes of the systems' and topics'
+    mean nDCG."""
     from simulators.calibrate import _shared_list_share
 
     w = collection
@@ -395,6 +413,9 @@ def test_calibrate_reads_first_stages_and_system_shape_off_the_runs(collection):
     ndcg = evaluate(free.runs, free.qrels, ["nDCG"]).groupby("run").value.mean()
     z = (ndcg - ndcg.mean()) / ndcg.std(ddof=1)
     np.testing.assert_allclose(p.system_quantiles, np.quantile(z, np.linspace(0, 1, 20)))
+    topics = evaluate(free.runs, free.qrels, ["nDCG"]).groupby("topic").value.mean()
+    z = (topics - topics.mean()) / topics.std(ddof=1)
+    np.testing.assert_allclose(p.topic_quantiles, np.quantile(z, np.linspace(0, 1, 21)))
 
 
 # ------------------------------------------------------------------------------- re-ranking depth
