@@ -389,7 +389,7 @@ def fit_meta(
     *,
     evaluations: int = 40,
     replicates: int = 4,
-    trials: int = 3,
+    trials: int = 10,
     B: int = 500,
     measures: dict[str, str] | None = None,
     rate: int = 10,
@@ -410,9 +410,13 @@ def fit_meta(
     every evaluation (common random numbers, so the loss follows the parameters and not the
     noise; four rather than two, as the fit matches the worlds it draws: over three seeds of
     DL 2019, two worlds met power for 8, 4 and 7 measures and tau for 8, 6 and 9, four met
-    power for 6, 9 and 9 and tau for 9, 8 and 8); the collection's tau, the target, is the
-    mean over ``reference_trials`` reductions, so that the fit does not chase the noise of a
-    few. Minimised by Nelder-Mead
+    power for 6, 9 and 9 and tau for 9, 8 and 8). A world's tau is the mean over ``trials``
+    reductions of its judgments: ten rather than three, as three left a third of one world's
+    variance in AP's tau to the reductions (over the same three seeds, with the second stage
+    averaging four worlds, three reductions met power for 7, 5 and 9 measures and tau for 9,
+    3 and 8; ten met power for 8, 8 and 10 and tau for 10, 7 and 10, for a tenth more time).
+    The collection's tau, the target, is the mean over ``reference_trials`` reductions, so
+    that the fit does not chase the noise of a few. Minimised by Nelder-Mead
     from ``params`` (the second stage's fit), spreads on log scales and the share on the logit
     scale, the first simplex one unit away on each axis, at most ``evaluations`` evaluations.
     An evaluation's worlds are made and measured on ``jobs`` worker processes (the same fit
