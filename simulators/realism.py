@@ -414,7 +414,8 @@ def fit_meta(
     reductions of its judgments: ten rather than three, as three left a third of one world's
     variance in AP's tau to the reductions (over the same three seeds, with the second stage
     averaging four worlds, three reductions met power for 7, 5 and 9 measures and tau for 9,
-    3 and 8; ten met power for 8, 8 and 10 and tau for 10, 7 and 10, for a tenth more time).
+    3 and 8; ten met power for 8, 8 and 10 and tau for 10, 7 and 10, in about the same
+    time: making a world costs three times a meta-evaluation with ten).
     The collection's tau, the target, is the mean over ``reference_trials`` reductions, so
     that the fit does not chase the noise of a few. Minimised by Nelder-Mead
     from ``params`` (the second stage's fit), spreads on log scales and the share on the logit
