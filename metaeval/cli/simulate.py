@@ -14,6 +14,7 @@ from metaeval.cli._common import (
     QrelsArgument,
     RunsArgument,
     SeedOption,
+    counted,
     fail,
     option_error,
     resolve_seed,
@@ -357,8 +358,7 @@ def calibrate(
         judged = judged.fold_grades(top_grades)
     writable(out, "--out", folder=True)
     seed = resolve_seed(seed)
-    S, T = len(runset), len(judged.topics)
-    size = f"{S} run{'s' if S != 1 else ''} x {T} topic{'s' if T != 1 else ''}"
+    size = f"{counted(len(runset), 'run')} x {counted(len(judged.topics), 'topic')}"
     stages = f"{iterations} moment steps" + (
         f", then up to {meta_evaluations} evaluations of the meta-evaluation (four worlds each)"
         if meta_evaluations
@@ -382,7 +382,7 @@ def calibrate(
     typer.echo(f"parameters -> {out / 'params.json'}")
     if not check:
         return
-    worlds = f"{check} simulated world{'s' if check != 1 else ''}"
+    worlds = counted(check, "simulated world")
     typer.echo(f"comparing the collection with {worlds} of its size", err=True)
     result = check_calibration(judged, runset, params, replicates=check, rng=seed, jobs=jobs)
     result.measures.to_csv(out / "measures.csv")

@@ -248,3 +248,11 @@ def test_ctrl_c_during_start_up_is_one_line(files):
             assert err.strip() == "interrupted"
         else:  # done before the signal (0), or stopped inside Python's own start-up (-2)
             assert proc.returncode in (0, -signal.SIGINT) and len(err.splitlines()) <= 1, err
+
+
+def test_counts_in_messages_are_singular_for_one():
+    from metaeval.cli._common import counted
+
+    assert counted(1, "run") == "1 run"
+    assert counted(37, "run") == "37 runs"
+    assert counted(0, "simulated world") == "0 simulated worlds"
