@@ -267,22 +267,22 @@ def _shared_list_share(runs: RunSet, topics: np.ndarray, depth: int) -> float:
     keep = (tpos >= 0) & (ranks < depth)
     srun, tpos, code = srun[keep], tpos[keep], code[keep]
     iu = np.triu_indices(S, 1)
-    shares = [
-        _same_lists(srun[m], code[m], S)[iu].mean() for m in (tpos == t for t in np.unique(tpos))
-    ]
+    shares = []
+    for t in np.unique(tpos):
+        m = tpos == t
+        _, column = np.unique(code[m], return_inverse=True)
+        member = np.zeros((S, int(column.max()) + 1), dtype=bool)
+        member[srun[m], column] = True
+        shares.append(_same_lists(member)[iu].mean())
     return float(np.median(shares)) if shares else 0.0
 
 
-def _same_lists(run: np.ndarray, doc: np.ndarray, n_runs: int) -> np.ndarray:
-    """(n_runs, n_runs) bool: which runs' lists (run ``run[i]`` holds document ``doc[i]``, a
-    code >= 0) mostly hold the same documents, 90% of the longer list, as runs re-ranking one
-    first-stage list do. A sparse run x document product counts the common documents."""
-    from scipy import sparse
-
-    member = sparse.csr_matrix(
-        (np.ones(len(run)), (run, doc)), shape=(n_runs, int(doc.max(initial=-1)) + 1)
-    )
-    common = (member @ member.T).toarray()
+def _same_lists(member: np.ndarray) -> np.ndarray:
+    """(S, S) bool: which runs' lists mostly hold the same documents, 90% of the longer list,
+    as runs re-ranking one first-stage list do. ``member`` is (S, n) bool: run s holds
+    document j. A float32 product counts the common documents exactly (counts < 2^24)."""
+    m = member.astype(np.float32)
+    common = m @ m.T
     size = np.diag(common)
     return common / np.maximum(np.maximum(size[:, None], size[None, :]), 1) >= 0.9
 
@@ -298,13 +298,14 @@ def _distinct_counts(tpos, code, ranks, n_topics, n_codes, ks) -> dict:
     return out
 
 
-def _distinct_from_world(world: World, ks) -> dict:
-    S, T, D = world.ranked.shape
+def _distinct_from_ranked(ranked: np.ndarray, n_codes: int, ks) -> dict:
+    """:func:`_distinct_counts` of a world's (S, T, D) candidate codes (-1: no document)."""
+    S, T, D = ranked.shape
     tpos = np.broadcast_to(np.arange(T)[None, :, None], (S, T, D)).reshape(-1)
     ranks = np.broadcast_to(np.arange(D)[None, None, :], (S, T, D)).reshape(-1)
-    code = world.ranked.reshape(-1).astype(np.int64)
+    code = ranked.reshape(-1).astype(np.int64)
     tpos = np.where(code >= 0, tpos, -1)
-    return _distinct_counts(tpos, np.maximum(code, 0), ranks, T, world.params.n_candidates, ks)
+    return _distinct_counts(tpos, np.maximum(code, 0), ranks, T, n_codes, ks)
 
 
 def _ties_from_runs(runs: RunSet) -> np.ndarray:
@@ -350,7 +351,7 @@ def collection_stats(
             rel=rel,
             rng=rng,
             n_splits=n_splits,
-            distinct_at=_distinct_from_world(world, distinct_ks),
+            distinct_at=_distinct_from_ranked(world.ranked, world.params.n_candidates, distinct_ks),
             run_lengths=np.median(tensor.lengths, axis=1),
             tie_fraction=_ties_from_runs(world.runs),
             ranked=world.ranked,
@@ -443,12 +444,8 @@ def _fast_stats(p: WorldParams, S: int, T: int, seed: int) -> dict[str, float]:
         qrels=None,
     )
     tensor = tensor.with_judgments(official_mask(p, tensor, sim))
-    distinct = {}
-    for k in (10, p.depth):
-        r = sim.ranked[:, :, :k]
-        per_topic = [len(np.unique(r[:, t][r[:, t] >= 0])) for t in range(T)]
-        distinct[k] = float(np.median(per_topic))
-    return _targets(tensor, distinct[10], distinct[p.depth], sim.ranked)
+    d = _distinct_from_ranked(sim.ranked, C, (10, p.depth))
+    return _targets(tensor, d[10], d[p.depth], sim.ranked)
 
 
 def top_agreement(tensor: EvalTensor, rel: int = 1) -> float:
@@ -504,26 +501,41 @@ def list_agreement(ranked: np.ndarray, k: int = 100, *, max_pairs: int = 50) -> 
     S, T, D = ranked.shape
     out = {"head": [], "tail": []}
     iu = np.triu_indices(S, 1)
+    rank = np.arange(D)
     for t in range(T):
         r = ranked[:, t, :]
         held = r >= 0
         if not held.any():
             continue
+        # Each run's documents as columns 0..n-1 (n: past the end of a list), and the rank at
+        # which each run holds each column (D: not held).
         _, column = np.unique(r[held], return_inverse=True)
-        same = np.flatnonzero(_same_lists(np.nonzero(held)[0], column, S)[iu])
+        n = int(column.max()) + 1
+        docs = np.full((S, D), n, dtype=np.int64)
+        docs[held] = column
+        where = np.full((S, n + 1), D, dtype=np.min_scalar_type(D))
+        where[np.nonzero(held)[0], column] = np.nonzero(held)[1]
+        same = np.flatnonzero(_same_lists(where[:, :n] < D)[iu])
         if len(same) > max_pairs:
             same = same[np.linspace(0, len(same) - 1, max_pairs).round().astype(np.int64)]
-        for a, b in zip(iu[0][same], iu[1][same]):
-            ranks_a, ranks_b = np.flatnonzero(held[a]), np.flatnonzero(held[b])
-            _, ia, ib = np.intersect1d(
-                r[a, ranks_a], r[b, ranks_b], assume_unique=True, return_indices=True
-            )
-            ra, rb = ranks_a[ia], ranks_b[ib]  # the ranks of the common documents
-            for part, m in (("head", (ra < k) & (rb < k)), ("tail", (ra >= k) & (rb >= k))):
-                if m.sum() >= 10:
-                    x = np.argsort(np.argsort(ra[m])).astype(np.float64)
-                    y = np.argsort(np.argsort(rb[m])).astype(np.float64)
-                    out[part].append(float(np.corrcoef(x, y)[0, 1]))
+        if not len(same):
+            continue
+        a, b = iu[0][same], iu[1][same]
+        # In a's order: the rank at which b holds each document, and the same in b's order.
+        in_b = where[b[:, None], docs[a]].astype(np.int64)
+        in_a = where[a[:, None], docs[b]].astype(np.int64)
+        for part, side in (("head", rank < k), ("tail", rank >= k)):
+            # the documents both rank on this side of k, ranked within that set by each run
+            kept_a = side & (in_b < D) & (side[np.minimum(in_b, D - 1)])
+            kept_b = side & (in_a < D) & (side[np.minimum(in_a, D - 1)])
+            x = np.cumsum(kept_a, axis=1) - 1
+            y = np.take_along_axis(np.cumsum(kept_b, axis=1) - 1, np.minimum(in_b, D - 1), axis=1)
+            m = kept_a.sum(axis=1)
+            d2 = np.where(kept_a, (x - y) ** 2, 0).sum(axis=1)
+            enough = m >= 10
+            # Spearman's rho of two rankings without ties
+            m = m[enough].astype(np.float64)
+            out[part].extend(1.0 - 6.0 * d2[enough] / (m * (m * m - 1.0)))
     return {part: float(np.mean(v)) if v else float("nan") for part, v in out.items()}
 
 
@@ -917,7 +929,7 @@ def calibration_targets(qrels: Qrels, runs: RunSet) -> dict[str, float]:
 def world_targets(world: World) -> dict[str, float]:
     """The same statistics for a world (through its official judgments)."""
     depth = world.params.depth
-    d = _distinct_from_world(world, (10, depth))
+    d = _distinct_from_ranked(world.ranked, world.params.n_candidates, (10, depth))
     return _targets(world.pool_tensor(), d[10], d[depth], world.ranked)
 
 

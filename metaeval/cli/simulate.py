@@ -306,8 +306,8 @@ def calibrate(
         int,
         typer.Option(
             min=0,
-            help="Evaluations of the simulated meta-evaluation to fit it too (about 6 s each "
-            "at the size of TREC DL; 0: moments only).",
+            help="Evaluations of the simulated meta-evaluation to fit it too (about 5 s each "
+            "at the size of TREC DL 2019, 3 s with --jobs 2; 0: moments only).",
         ),
     ] = 40,
     check: Annotated[
