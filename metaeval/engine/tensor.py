@@ -43,8 +43,10 @@ values (they produce the same ranked hits, in the same order).
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -532,28 +534,166 @@ class EvalTensor:
         return group, rank, codes, start, size
 
     @cached_property
-    def order_ties(self) -> bool:
-        """Whether the order of some group of tied documents changes what a measure sees.
-
-        True when a group (see :attr:`ties`) holds two documents of different codes: two
-        grades, or a judged document and one outside the qrels. Measures without an expected
-        value over the orderings are refused only then.
-        """
-        if self.ties is None:
-            return False
+    def _mixed_tie_groups(self) -> tuple[np.ndarray, ...]:
+        """The groups of tied documents whose order changes what a measure sees: two
+        documents of different codes (two grades, or a judged document and one outside the
+        qrels). Returns (positions, first, ends): the tied entries' positions among
+        :meth:`tied_entries`, in order, and each such group's slice ``first[i]:ends[i]`` of
+        them."""
         group, _, codes, start, size = self.tied_entries()
         tied = np.flatnonzero(size > 1)
         if not len(tied):
-            return False
+            return tied, tied, tied
         group, start, size, codes = group[tied], start[tied], size[tied], codes[tied]
         opens = np.ones(len(tied), dtype=bool)
         opens[1:] = (group[1:] != group[:-1]) | (start[1:] != start[:-1])
         first = np.flatnonzero(opens)
+        ends = np.append(first[1:], len(tied))
         low = np.minimum.reduceat(codes, first)
         high = np.maximum.reduceat(codes, first)
         # Members that are not entries are outside the qrels: they read UNPOOLED.
-        partial = np.diff(np.append(first, len(tied))) < size[first]
-        return bool(((low != high) | (partial & (high != UNPOOLED))).any())
+        partial = ends - first < size[first]
+        mixed = (low != high) | (partial & (high != UNPOOLED))
+        return tied, first[mixed], ends[mixed]
+
+    @cached_property
+    def order_ties(self) -> bool:
+        """Whether the order of some group of tied documents changes what a measure sees.
+
+        True when a group (see :attr:`ties`) holds two documents of different codes: two
+        grades, or a judged document and one outside the qrels. Only then do measures give
+        their expected value over the orderings (those without a closed form score each of
+        them, :meth:`tie_orderings`).
+        """
+        return self.ties is not None and len(self._mixed_tie_groups[1]) > 0
+
+    def tie_orderings(self, limit: int, total: int, *, cells: int = 1 << 24) -> Iterator:
+        """Every ordering of the tied documents that changes what a measure sees, as tensors.
+
+        Each list (run, topic) holding a group of tied documents of different codes (see
+        :attr:`order_ties`) is written out once per distinct arrangement of the codes of its
+        groups, taken jointly, as a run of its own. When the documents of each group are in
+        uniformly random order, the distinct arrangements of its codes are equally likely: a
+        measure's expected value over the orderings is its mean over these runs.
+
+        Parameters
+        ----------
+        limit, total : int
+            Most orderings of one list, and of all lists.
+        cells : int
+            Most runs x ranks of one tensor yielded.
+
+        Returns
+        -------
+        iterator of (lists, tensor)
+            ``tensor`` holds P runs without ties on one topic of this tensor (its judgments
+            those of the topic); ``lists[i]``, int64, is the list its run i stands for, as
+            run * n_topics + topic.
+
+        Raises
+        ------
+        ValueError
+            When a list has more than ``limit`` orderings or all of them more than ``total``
+            (the message says which and how many), before anything is yielded.
+        """
+        plan = self._ordering_plan(limit, total)
+        return self._orderings(plan, max(1, cells // self.depth))
+
+    def _ordering_plan(self, limit: int, total: int) -> list[tuple]:
+        """Per list with mixed groups: (list, fixed ranks, fixed rows, [(start, codes, rows)
+        of each mixed group's n members]), after checking the number of orderings."""
+        tied, first, ends = self._mixed_tie_groups
+        if not len(first):
+            return []
+        group, rank, codes, start, size = self.tied_entries()
+        rows = self.entry_row if self._kept is None else self.entry_row[self._kept]
+        groups, log_counts = [], np.zeros(len(first))
+        for i, (a, b) in enumerate(zip(first, ends)):
+            members = tied[a:b]
+            n = int(size[members[0]])
+            # members outside the qrels (no entry) read UNPOOLED, as removed judgments do
+            member_codes = np.full(n, UNPOOLED, dtype=codes.dtype)
+            member_codes[: len(members)] = codes[members]
+            member_rows = np.full(n, -1, dtype=np.int64)
+            member_rows[: len(members)] = rows[members]
+            _, counts = np.unique(member_codes, return_counts=True)
+            # log of the number of distinct arrangements: n! / prod over codes of count!
+            log_counts[i] = math.lgamma(n + 1) - sum(math.lgamma(c + 1) for c in counts)
+            groups.append((int(start[members[0]]), member_codes, member_rows))
+        lists, which = np.unique(group[tied[first]].astype(np.int64), return_inverse=True)
+        per_list = np.bincount(which, weights=log_counts)
+        over = np.flatnonzero(per_list > math.log(limit) + 1e-9)
+        if len(over):
+            s, t = divmod(int(lists[over[0]]), self.n_topics)
+            raise ValueError(
+                f"run {self.runs[s]!r}, topic {self.topics[t]!r} has about "
+                f"{_exp_text(per_list[over[0]])} orderings of its tied documents, more "
+                f"than the {limit:,} enumerated"
+            )
+        if np.exp(per_list).sum() > total:
+            raise ValueError(
+                f"the runs have about {np.exp(per_list).sum():.3g} orderings of tied documents "
+                f"in all, more than the {total:,} enumerated"
+            )
+        mixed = np.zeros(len(group), dtype=bool)
+        mixed[tied[np.concatenate([np.arange(a, b) for a, b in zip(first, ends)])]] = True
+        keep = ~mixed & (codes != UNPOOLED)
+        plan = []
+        for i, lst in enumerate(lists):
+            a, b = np.searchsorted(group, [lst, lst + 1])
+            fixed = np.arange(a, b)[keep[a:b]]
+            mine = [groups[g] for g in np.flatnonzero(which == i)]
+            plan.append((int(lst), rank[fixed], rows[fixed], mine))
+        return plan
+
+    def _orderings(self, plan: list[tuple], per_tensor: int) -> Iterator:
+        T = self.n_topics
+        plan = sorted(plan, key=lambda item: (item[0] % T, item[0]))  # topic by topic
+        pending: list[tuple[int, np.ndarray, np.ndarray]] = []  # (list, ranks, rows) per run
+        for i, (lst, fixed_ranks, fixed_rows, groups) in enumerate(plan):
+            parts = [_arrangements(start, codes, rows) for start, codes, rows in groups]
+            count = math.prod(len(r) for r, _ in parts)
+            j, stride = np.arange(count), 1
+            ranks = [np.broadcast_to(fixed_ranks, (count, len(fixed_ranks)))]
+            rows = [np.broadcast_to(fixed_rows, (count, len(fixed_rows)))]
+            for r, w in parts:  # every combination of the groups' arrangements
+                pick = (j // stride) % len(r)
+                ranks.append(r[pick])
+                rows.append(w[pick])
+                stride *= len(r)
+            ranks, rows = np.concatenate(ranks, axis=1), np.concatenate(rows, axis=1)
+            pending += [(lst, ranks[k], rows[k]) for k in range(count)]
+            last_of_topic = i + 1 == len(plan) or plan[i + 1][0] % T != lst % T
+            while len(pending) >= per_tensor or (pending and last_of_topic):
+                yield self._ordering_tensor(pending[:per_tensor])
+                pending = pending[per_tensor:]
+
+    def _ordering_tensor(self, runs: list[tuple]) -> tuple[np.ndarray, EvalTensor]:
+        """Runs (list, ranks, qrels rows) of one topic as a tensor of that topic alone."""
+        lists = np.array([lst for lst, _, _ in runs], dtype=np.int64)
+        s, t = np.divmod(lists, self.n_topics)
+        topic = int(t[0])
+        topic_rows = np.flatnonzero(self.judgment_topic == topic)
+        P = len(runs)
+        group = np.repeat(np.arange(P, dtype=np.int32), [len(r) for _, r, _ in runs])
+        rank = np.concatenate([r for _, r, _ in runs]).astype(np.int32)
+        row = np.searchsorted(topic_rows, np.concatenate([w for _, _, w in runs]))
+        order = np.lexsort((rank, group))
+        tensor = EvalTensor(
+            runs=[f"ordering {i}" for i in range(P)],
+            topics=self.topics[topic : topic + 1],
+            lengths=self.lengths[s, t][:, None],
+            answered=self.answered[s, t][:, None],
+            judgments=self.judgments[topic_rows],
+            judgment_topic=np.zeros(len(topic_rows), dtype=self.judgment_topic.dtype),
+            n_grades=self.n_grades,
+            given_entries=(group[order], rank[order], row[order].astype(np.int32)),
+            depth=self.depth,
+            judged_only=self.judged_only,
+            path=self.path,
+            levels=self.levels,
+        )
+        return lists, tensor
 
     def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(group, rank, code) of the entries under the current judgments, in (run, topic,
@@ -728,6 +868,7 @@ _CACHED = (
     "grade_counts",
     "n_entries",
     "order_ties",
+    "_mixed_tie_groups",
     "_condensed",
     "_current",
     "_entries",
@@ -802,6 +943,48 @@ def _entry_ties(
 
 def _group_dtype(n_runs: int, n_topics: int):
     return np.int32 if n_runs * n_topics < 2**31 else np.int64
+
+
+def _exp_text(log_value: float) -> str:
+    """exp(log_value) written as 1.85e+05, however large (a float would overflow)."""
+    exponent = math.floor(log_value / math.log(10))
+    mantissa = float(f"{math.exp(log_value - exponent * math.log(10)):.3g}")
+    if mantissa >= 10:
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return f"{mantissa:.3g}e+{exponent:02d}"
+
+
+def _arrangements(start: int, codes: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every distinct arrangement of one group of tied documents: (A, m) ranks and qrels
+    rows of its m members in the qrels, the group opening at rank ``start``. ``codes`` and
+    ``rows`` are its n members' (UNPOOLED, row -1: outside the qrels); members of one code are
+    interchangeable, so an arrangement is where each code's members go."""
+    values, counts = np.unique(codes, return_counts=True)
+    n = len(codes)
+    placed: list[np.ndarray] = []
+
+    def place(arrangement: np.ndarray, free: list[int], i: int) -> None:
+        if i == len(values) - 1:
+            arrangement = arrangement.copy()
+            arrangement[free] = values[i]
+            placed.append(arrangement)
+            return
+        for chosen in itertools.combinations(range(len(free)), int(counts[i])):
+            taken = set(chosen)
+            here = arrangement.copy()
+            here[[free[c] for c in chosen]] = values[i]
+            place(here, [f for c, f in enumerate(free) if c not in taken], i + 1)
+
+    place(np.empty(n, dtype=codes.dtype), list(range(n)), 0)
+    arrangements = np.array(placed)  # (A, n) codes by position
+    A = len(arrangements)
+    ranks, member_rows = [], []
+    for value in values[values != UNPOOLED]:
+        of_value = rows[codes == value]
+        _, position = np.nonzero(arrangements == value)  # by arrangement, then position
+        ranks.append(start + position.reshape(A, len(of_value)))
+        member_rows.append(np.broadcast_to(of_value, (A, len(of_value))))
+    return np.concatenate(ranks, axis=1), np.concatenate(member_rows, axis=1)
 
 
 def _shared_vocab(runs: RunSet) -> tuple[pa.Array | None, np.ndarray | None]:

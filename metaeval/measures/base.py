@@ -49,6 +49,9 @@ from metaeval.engine import EvalTensor
 
 #: The two bounds of a measure over the grades of the unjudged documents (``AP_lo``, ``AP_hi``).
 BOUNDS = ("lo", "hi")
+#: Most orderings of the tied documents of one ranked list, and of all lists, that a measure
+#: without a closed-form expected value scores one by one (``ties="expected"``).
+ENUMERATED_ORDERINGS = (10_000, 200_000)
 #: The largest cutoff (@k): 2^31 - 1, longer than any ranked list.
 MAX_CUTOFF = 2**31 - 1
 _REGISTRY: Registry[type[Measure]] = Registry("measure")
@@ -205,12 +208,32 @@ class Measure:
 
     def _expected(self, tensor: EvalTensor) -> np.ndarray:
         """The (S, T) expected value over the orderings of every group of tied documents
-        (runs read with ``ties="expected"``; :func:`~metaeval.measures._common.tied_hits`).
-        Measures that have it override this."""
-        raise MeasureValueError(
-            f"{self}: its expected value over tied orderings is not available; "
-            "order ties by trec_eval or input"
-        )
+        (runs read with ``ties="expected"``).
+
+        Measures with a closed form override this (:func:`~metaeval.measures._common.tied_hits`).
+        Here, every list whose tied groups' order matters is scored in each distinct ordering
+        of them (:meth:`~metaeval.engine.EvalTensor.tie_orderings`) and the scores averaged:
+        exact, within the numbers of orderings of :data:`ENUMERATED_ORDERINGS`; past them the
+        measure is refused.
+        """
+        try:
+            orderings = tensor.tie_orderings(*ENUMERATED_ORDERINGS)
+        except ValueError as err:
+            raise MeasureValueError(
+                f"{self}: its expected value over tied orderings has no closed form, and {err}; "
+                "order ties by trec_eval or input"
+            ) from None
+        values = np.array(self._compute(tensor), dtype=np.float64)  # lists in any order
+        total = np.zeros(values.size)
+        count = np.zeros(values.size)
+        for lists, part in orderings:
+            scores = np.asarray(self._compute(part), dtype=np.float64)
+            np.add.at(total, lists, scores[:, 0])
+            np.add.at(count, lists, 1.0)
+        flat = values.reshape(-1)
+        done = count > 0
+        flat[done] = total[done] / count[done]
+        return values
 
     def has_bounds(self) -> bool:
         """Whether :meth:`_bounds` is available for this measure (``AP_lo``...)."""

@@ -459,9 +459,9 @@ class CWLMeasure(Measure):
 
     def _expected_outputs(self, tensor: EvalTensor) -> np.ndarray:
         """The expected value of the other outputs: that of a measure of fixed W and L (a
-        measure whose C(i) follows the gains overrides this, or is refused)."""
+        measure whose C(i) follows the gains overrides this, or scores every ordering)."""
         if not self.fixed_weights:
-            return Measure._expected(self, tensor)  # C(i) follows the gains: refused
+            return Measure._expected(self, tensor)  # C(i) follows the gains: enumerated
         return self._compute_fixed(tensor, expected=True)
 
     def _compute_fixed(self, tensor: EvalTensor, expected: bool = False) -> np.ndarray:
@@ -1005,7 +1005,8 @@ class CWL_AP(CWLMeasure):
         # EU = sum_i g(i) G(i)/i / sum_j g(j): E[G(i)/i] of each gain item over tied orderings
         # (TiedHits.expected_precision, weighted by the gains), over the gains within the
         # depth, which no order changes unless a tie group crosses the depth. The other outputs
-        # divide by sum_j g(j)/j, which the order changes: refused.
+        # divide by sum_j g(j)/j, which the order changes: those, and EU where a group
+        # crosses the depth, are scored in every ordering.
         if self.output != "EU":
             return super()._expected_outputs(tensor)
         table = self.gain_values(tensor.levels)
@@ -1014,11 +1015,7 @@ class CWL_AP(CWLMeasure):
             hits.tie_start + hits.tie_size > self.max_depth
         )
         if crossing.any():
-            raise MeasureValueError(
-                f"{self}: a group of tied items with a gain crosses the depth "
-                f"{self.max_depth}, so the gains it holds depend on their order; order ties by "
-                "trec_eval or input, or raise max_depth"
-            )
+            return Measure._expected(self, tensor)
         gains = table[hits.grade]
         inside = hits.tie_start < self.max_depth
         share = hits.expected_precision(inside, self.max_depth, weights=gains)

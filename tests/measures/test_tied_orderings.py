@@ -120,6 +120,24 @@ MEASURES = [
     "nDCG'@3",
     "RR'",
     "Bpref'",
+    # without a closed form: scored in every ordering
+    "YAAP",
+    "YAAP'",
+    "IPrec(recall=0.3)",
+    "IPrec(recall=0)",
+    "IPrecAvg",
+    "IPrecAvg'",
+    "G",
+    "INST",
+    "INST(output=ResETU)",
+    "BPM(T=2,K=4)",
+    "IFT_goal(T=2,b1=0.9,R1=10)",
+    "NERR_eq8@5",
+    "NERR_eq11",
+    "CWL_AP(output=ETU)",
+    "CWL_AP(output=ED)",
+    "CWL_AP(output=ResEU)",
+    "CWL_AP(max_depth=4)",
 ]
 
 
@@ -231,34 +249,70 @@ def _tensor(frame, qrels, **kw):
         return EvalTensor.build(RunSet.from_df(frame, ties="expected"), qrels, **kw)
 
 
-def test_a_measure_without_an_expected_value_is_refused_only_where_order_matters():
-    qrels, frame = _case(0)
-    tensor = _tensor(frame, qrels)
-    assert tensor.order_ties
-    with pytest.raises(ValueError, match=r"^YAAP: its expected value over tied orderings"):
-        parse_measure("YAAP").compute(tensor)
-    # Ties among documents of one code change nothing: every measure is computed.
+def _wide_tie(n_relevant: int, n: int, topics: int = 1):
+    """Lists of n tied documents, n_relevant of them relevant, on each topic."""
+    q = Qrels.from_df(
+        pd.DataFrame(
+            [(f"{t}", f"d{i}", int(i < n_relevant)) for t in range(topics) for i in range(n)],
+            columns=["topic", "doc", "rel"],
+        )
+    )
+    run = pd.DataFrame(
+        [("r", f"{t}", f"d{i}", 1.0) for t in range(topics) for i in range(n)],
+        columns=["run", "topic", "doc", "score"],
+    )
+    return q, run
+
+
+def test_a_measure_without_a_closed_form_is_refused_past_the_orderings_it_enumerates():
+    from metaeval.measures.base import ENUMERATED_ORDERINGS
+
+    per_list, in_all = ENUMERATED_ORDERINGS
+    # C(20, 10) = 184,756 orderings of one list
+    q, run = _wide_tie(10, 20)
+    with pytest.raises(ValueError) as err:
+        parse_measure("YAAP").compute(_tensor(run, q))
+    assert str(err.value) == (
+        "YAAP: its expected value over tied orderings has no closed form, and run 'r', topic "
+        f"'0' has about 1.85e+05 orderings of its tied documents, more than the {per_list:,} "
+        "enumerated; order ties by trec_eval or input"
+    )
+    # AP has a closed form: computed whatever the ties
+    assert np.isfinite(parse_measure("AP").compute(_tensor(run, q))).all()
+    # C(14, 7) = 3,432 a list, 100 lists
+    q, run = _wide_tie(7, 14, topics=100)
+    assert per_list >= 3432 and in_all < 3432 * 100
+    with pytest.raises(ValueError, match=r"about 3.43e\+05 orderings of tied documents in all"):
+        parse_measure("IPrecAvg").compute(_tensor(run, q))
+    # Ties among documents of one code change nothing: nothing is enumerated.
     q = Qrels.from_df(pd.DataFrame({"topic": ["1"] * 3, "doc": ["a", "b", "c"], "rel": [1, 0, 1]}))
     run = pd.DataFrame(
         {"run": "r", "topic": "1", "doc": ["a", "c", "b", "x", "y"], "score": [3, 3, 2, 1, 1]}
     )
     calm = _tensor(run, q)
     assert not calm.order_ties
+    assert list(calm.tie_orderings(1, 1)) == []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plain = EvalTensor.build(RunSet.from_df(run), q)
     assert parse_measure("YAAP").compute(calm) == parse_measure("YAAP").compute(plain)
 
 
-def test_cwl_ap_gives_only_its_expected_utility_and_refuses_a_group_across_the_depth():
-    qrels, frame = _case(0)
-    tensor = _tensor(frame, qrels)
-    with pytest.raises(ValueError, match=r"^CWL_AP\(output=ED\): its expected value over tied"):
-        parse_measure("CWL_AP(output=ED)").compute(tensor)
-    q = Qrels.from_df(pd.DataFrame({"topic": ["1"] * 2, "doc": ["a", "b"], "rel": [1, 0]}))
-    run = pd.DataFrame({"run": "r", "topic": "1", "doc": ["a", "b", "c"], "score": [1, 1, 1]})
-    with pytest.raises(ValueError, match="a group of tied items with a gain crosses the depth 2"):
-        parse_measure("CWL_AP(max_depth=2)").compute(_tensor(run, q))
+def test_orderings_are_the_distinct_arrangements_of_each_group_taken_jointly():
+    # one list: a group of 3 (two relevant, one outside the qrels), then one of 2 (a relevant
+    # and a non-relevant document): 3 x 2 orderings, each once
+    q = Qrels.from_df(
+        pd.DataFrame({"topic": "1", "doc": ["a", "b", "c", "d"], "rel": [1, 1, 1, 0]})
+    )
+    run = pd.DataFrame(
+        {"run": "r", "topic": "1", "doc": ["a", "b", "x", "c", "d"], "score": [2, 2, 2, 1, 1]}
+    )
+    (lists, part), *rest = list(_tensor(run, q).tie_orderings(100, 100))
+    assert rest == [] and (lists == 0).all()
+    seen = {tuple(codes) for codes in part.codes[:, 0, :5].tolist()}
+    assert len(seen) == part.n_runs == 6
+    heads = [(1, 1, -1), (1, -1, 1), (-1, 1, 1)]
+    assert seen == {(*head, *tail) for head in heads for tail in [(1, 0), (0, 1)]}
 
 
 def test_condensed_view_keeps_the_judged_members_of_each_tie_group():
@@ -356,46 +410,22 @@ def test_command_line_option_and_its_refusal(tmp_path, cli):
     got = pd.read_csv(io.StringIO(out)).set_index("measure")["value"]
     exact = _expected(one, qrels, ["AP", "nDCG@3"]).groupby(level="measure").mean()
     np.testing.assert_allclose(got.loc[exact.index].to_numpy(), exact.to_numpy(), atol=1e-6)
+    q.write_text("".join(f"0 0 d{i} {int(i < 10)}\n" for i in range(20)))
+    r.write_text("".join(f"0 Q0 d{i} 1 1 r\n" for i in range(20)))
     code, _, err = cli(["evaluate", q, r, "-m", "YAAP", "--ties", "expected"])
     assert code != 0
-    assert "YAAP: its expected value over tied orderings is not available" in err
+    assert "YAAP: its expected value over tied orderings has no closed form, and run" in err
     assert len(err.strip().splitlines()) == 1
 
 
-#: The measures without an expected value over tied orderings.
-REFUSED = {
-    "BPM",
-    "BPM_dynamic",
-    "G",
-    "IFT_goal",
-    "IFT_goal_rate",
-    "IFT_rate",
-    "INST",
-    "IPrec",
-    "IPrecAvg",
-    "NERR_eq8",
-    "NERR_eq9",
-    "NERR_eq10",
-    "NERR_eq11",
-    "YAAP",
-}
-
-
-def test_every_measure_gives_its_expected_value_or_refuses_in_one_line():
+def test_every_measure_gives_its_expected_value():
     from metaeval.measures.base import registered
 
     qrels, frame = _case(5)
     tensor = _tensor(frame, qrels)
     # the built-in measures (other test files register plugins in the same process)
     for cls in {c for c in registered().values() if c.__module__.startswith("metaeval.")}:
-        measure = cls.example()
-        if cls.name in REFUSED:
-            with pytest.raises(ValueError) as err:
-                measure.compute(tensor)
-            assert "its expected value over tied orderings is not available" in str(err.value)
-            assert "\n" not in str(err.value)
-        else:
-            assert np.isfinite(measure.compute(tensor)).all(), cls.name
+        assert np.isfinite(cls.example().compute(tensor)).all(), cls.name
 
 
 def test_cwl_rr_residual_stops_at_an_unjudged_item_before_judged_ones_without_gain():
