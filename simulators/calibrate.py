@@ -659,8 +659,9 @@ def calibrate(
         raise ValueError("qrels have no relevant grade (all grades 0): nothing to fit")
     if S < 2 or T < 2:
         raise ValueError(
-            f"calibrate needs at least 2 runs and 2 judged topics, got {S} run(s) and {T} "
-            "topic(s): the spread of the systems and of the topics cannot be fitted from one"
+            f"calibrate needs at least 2 runs and 2 judged topics, got {S} run"
+            f"{'s' * (S != 1)} and {T} topic{'s' * (T != 1)}: the spread of the systems and of "
+            "the topics cannot be fitted from one"
         )
     if not tensor.lengths.any():
         raise ValueError("no run retrieves a document for a judged topic: nothing to fit")

@@ -242,10 +242,10 @@ def test_calibrate_validation(small_world):
     with pytest.raises(ValueError, match="rel"):
         collection_stats(w, rel=0)
     # the spreads of systems and of topics need two of each (one-line errors, not NaN)
-    with pytest.raises(ValueError, match=r"at least 2 runs .* got 1 run\(s\)"):
+    with pytest.raises(ValueError, match=r"at least 2 runs .* got 1 run and \d+ topics:"):
         calibrate(w.qrels, w.runs.subset(w.runs.names[:1]))
     one_topic = w.qrels.topics[:1]
-    with pytest.raises(ValueError, match=r"2 judged topics, got \d+ run\(s\) and 1 topic"):
+    with pytest.raises(ValueError, match=r"2 judged topics, got \d+ runs and 1 topic:"):
         calibrate(w.qrels.subset(one_topic), metaeval.RunSet([r.subset(one_topic) for r in w.runs]))
     elsewhere = metaeval.RunSet(
         [metaeval.Run(f"r{i}", ["other"] * 2, ["a", "b"], [2.0, 1.0]) for i in range(2)]
