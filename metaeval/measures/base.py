@@ -223,7 +223,8 @@ class Measure:
                 f"{self}: its expected value over tied orderings has no closed form, and {err}; "
                 "order ties by trec_eval or input"
             ) from None
-        values = np.array(self._compute(tensor), dtype=np.float64)  # lists in any order
+        # the lists whose ties change nothing: any order gives their value
+        values = np.array(self._compute(tensor), dtype=np.float64)
         total = np.zeros(values.size)
         count = np.zeros(values.size)
         for lists, part in orderings:
