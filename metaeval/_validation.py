@@ -93,6 +93,12 @@ def _rebuild_param_error(cls, param, problem, index, message):
     return cls(param, problem, index=index, message=message)
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun, plural unless n is 1: "1 run", "37 runs", "2 criteria" (``plural``
+    when the plural is not the noun and an s)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def shown_ids(ids, n: int = 5) -> str:
     """The first ``n`` of ``ids`` for a message, "..." when there are more."""
     ids = [str(i) for i in ids]

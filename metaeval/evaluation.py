@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from metaeval._validation import check_int, shown_ids
+from metaeval._validation import check_int, counted, shown_ids
 from metaeval._warnings import warn
 from metaeval.aggregate import Aggregate, parse_aggregate
 from metaeval.data import Qrels, Run, RunSet, parse_ids, read_qrels, read_run, read_runs
@@ -205,10 +205,14 @@ def _check_overlap(runs: RunSet, qrels: Qrels, excluded, missing: str) -> None:
             f"the run topics are {shown_ids(answered)}, the qrels topics "
             f"{shown_ids(sorted(judged))}{hint}"
         )
-    outcome = "have no score" if missing == "skip" else "score 0 on every topic"
+    one = len(silent) == 1
+    if missing == "skip":
+        outcome = "has no score" if one else "have no score"
+    else:
+        outcome = "scores 0 on every topic" if one else "score 0 on every topic"
     named = (f"{r.name} ({r.source})" if getattr(r, "source", None) else r.name for r in silent)
     warn(
-        f"{len(silent)} run(s) answered no topic of the qrels and {outcome}: "
+        f"{counted(len(silent), 'run')} answered no topic of the qrels and {outcome}: "
         f"{shown_ids(named)}{hint}"
     )
 

@@ -86,7 +86,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaeval._validation import as_generator, check_int, check_real
+from metaeval._validation import as_generator, check_int, check_real, counted
 from metaeval.data import Qrels, RunSet
 from metaeval.engine import EvalTensor
 from metaeval.evaluation import score_matrices
@@ -659,9 +659,9 @@ def calibrate(
         raise ValueError("qrels have no relevant grade (all grades 0): nothing to fit")
     if S < 2 or T < 2:
         raise ValueError(
-            f"calibrate needs at least 2 runs and 2 judged topics, got {S} run"
-            f"{'s' * (S != 1)} and {T} topic{'s' * (T != 1)}: the spread of the systems and of "
-            "the topics cannot be fitted from one"
+            f"calibrate needs at least 2 runs and 2 judged topics, got {counted(S, 'run')} and "
+            f"{counted(T, 'topic')}: the spread of the systems and of the topics cannot be "
+            "fitted from one"
         )
     if not tensor.lengths.any():
         raise ValueError("no run retrieves a document for a judged topic: nothing to fit")

@@ -132,11 +132,6 @@ def check_alpha(alpha: float, option: str = "--alpha") -> float:
     return alpha
 
 
-def counted(n: int, noun: str) -> str:
-    """``n`` and the noun, plural unless n is 1 ("1 run", "37 runs")."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def one_line(message) -> str:
     """A message on one line (a multi-line message is joined with ' | ')."""
     return " | ".join(part.strip() for part in str(message).splitlines() if part.strip())

@@ -13,7 +13,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from metaeval._validation import whole_as_int
+from metaeval._validation import counted, whole_as_int
 from metaeval._warnings import warn
 from metaeval.cli._common import (
     Format,
@@ -296,8 +296,9 @@ def correlate(
             n_topics = int((tensor.n_relevant(grade) <= max_relevant).sum())
             if n_topics < 2:
                 fail(
-                    f"--max-relevant {max_relevant} keeps {n_topics} topic(s) (with at most "
-                    f"{max_relevant} documents of grade >= {grade}); correlate needs 2 or more"
+                    f"--max-relevant {max_relevant} keeps {counted(n_topics, 'topic')} (with at "
+                    f"most {max_relevant} documents of grade >= {grade}); correlate needs 2 or "
+                    "more"
                 )
             # the study's topic filter keeps the same topics: at most N documents of grade >= g
             topic_filter = {"grade": grade, "at_most": max_relevant}

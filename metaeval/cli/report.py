@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from metaeval._validation import counted
 from metaeval.cli._common import fail, prefixed, writable
 from metaeval.cli.study import WorldOption, WorldsFileOption
 
@@ -133,8 +134,8 @@ def audit(
     )
     if summary.failed:
         fail(
-            f"{summary.failed} task(s) failed (see {summary.out}/failures); verdicts use the "
-            "saved results",
+            f"{counted(summary.failed, 'task')} failed (see {summary.out}/failures); verdicts "
+            "use the saved results",
             code=1,
         )
     if strict and (verdicts["verdict"] == "does not hold").any():

@@ -9,12 +9,11 @@ from typing import Annotated
 
 import typer
 
-from metaeval._validation import whole_as_int
+from metaeval._validation import counted, whole_as_int
 from metaeval.cli._common import (
     QrelsArgument,
     RunsArgument,
     SeedOption,
-    counted,
     fail,
     option_error,
     resolve_seed,

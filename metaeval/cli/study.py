@@ -8,6 +8,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 
+from metaeval._validation import counted
 from metaeval.cli._common import Interrupted, fail, writable
 
 app = typer.Typer(
@@ -91,8 +92,8 @@ def run_checked(spec, out: Path | None, **kwargs):
         fail(_out_of_memory(spec, err))
     if summary.interrupted:
         raise Interrupted(
-            f"interrupted: {summary.completed} task(s) saved in {summary.out}; run the same "
-            "command to resume"
+            f"interrupted: {counted(summary.completed, 'task')} saved in {summary.out}; run the "
+            "same command to resume"
         )
     return summary
 
@@ -177,13 +178,14 @@ def plan(
     saved = store.saved() if usable else None
     the_plan = make_plan(spec, saved.done if saved is not None else set())
     typer.echo(
-        f"study {spec.name}: {len(spec.worlds)} world(s), {len(spec.degraders)} "
-        f"degrader(s), {len(spec.measures)} measure(s), {len(spec.criteria)} criteria"
+        f"study {spec.name}: {counted(len(spec.worlds), 'world')}, "
+        f"{counted(len(spec.degraders), 'degrader')}, {counted(len(spec.measures), 'measure')}, "
+        f"{counted(len(spec.criteria), 'criterion', 'criteria')}"
     )
     typer.echo(_counts(the_plan, spec).to_string(index=False))
     typer.echo(
         f"\n{the_plan.n_units} units, {the_plan.n_done} saved in {out}; "
-        f"{len(the_plan.tasks)} task(s) to run"
+        f"{counted(len(the_plan.tasks), 'task')} to run"
     )
     if refusal:
         typer.echo(f"the run will refuse: {refusal}")
@@ -196,7 +198,8 @@ def plan(
     if measured:
         typer.echo(
             f"estimated time left: {measured:.0f} s of worker time, about "
-            f"{measured / jobs:.0f} s with {jobs} worker(s) (the speed of earlier runs here)"
+            f"{measured / jobs:.0f} s with {counted(jobs, 'worker')} (the speed of earlier runs "
+            "here)"
         )
         return
     from metaeval.study.estimate import estimate_cost, save_estimate, saved_estimate
@@ -219,7 +222,7 @@ def plan(
         return
     typer.echo(
         f"estimated time: {cost.seconds:.0f} s of worker time, about "
-        f"{cost.wall_seconds(jobs):.0f} s with {jobs} worker(s) ({how}; a rough guide)"
+        f"{cost.wall_seconds(jobs):.0f} s with {counted(jobs, 'worker')} ({how}; a rough guide)"
     )
 
 
@@ -281,8 +284,8 @@ def run(
     where = summary.out
     if not quiet:
         typer.echo(
-            f"{summary.completed} task(s) done, {summary.failed} failed, "
-            f"{summary.done_before} unit(s) already saved, in {summary.seconds:.1f} s "
+            f"{counted(summary.completed, 'task')} done, {summary.failed} failed, "
+            f"{counted(summary.done_before, 'unit')} already saved, in {summary.seconds:.1f} s "
             f"-> {where}",
             err=True,
         )
@@ -290,7 +293,7 @@ def run(
         for line in summary.failures[:5]:
             typer.echo(f"failed: {line}", err=True)
         typer.echo(
-            f"{summary.failed} task(s) failed (details in {where}/failures); run the "
+            f"{counted(summary.failed, 'task')} failed (details in {where}/failures); run the "
             "same command to retry them",
             err=True,
         )
@@ -335,13 +338,13 @@ def status(
     done = int(planned["done"].sum())
     incomplete = "" if done == len(planned) else " (incomplete)"
     typer.echo(
-        f"{done}/{len(planned)} units saved{incomplete}; {len(failures)} failed task(s); "
+        f"{done}/{len(planned)} units saved{incomplete}; {counted(len(failures), 'failed task')}; "
         f"last run {last.get('start')} -> {end}"
     )
     for line in folder_lines(saved, set(planned["unit"])):
         typer.echo(f"  {line}")
     for f in failures[:5]:
-        typer.echo(f"  failed {f['task']} ({f['attempts']} attempt(s)): {f['error']}")
+        typer.echo(f"  failed {f['task']} ({counted(f['attempts'], 'attempt')}): {f['error']}")
 
 
 app.command("plan")(plan)

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from metaeval._validation import counted
 from metaeval.study.plan import Plan, Task, make_plan
 from metaeval.study.saved import StoreWarning
 from metaeval.study.spec import SpecError, StudySpec, TrecWorld, file_digest
@@ -315,7 +316,8 @@ class _Progress:
             self._bar.start()
         elif not self.quiet:
             print(
-                f"{self.total} task(s) to run ({self.resumed} unit(s) already saved)",
+                f"{counted(self.total, 'task')} to run ({counted(self.resumed, 'unit')} "
+                "already saved)",
                 file=sys.stderr,
                 flush=True,
             )

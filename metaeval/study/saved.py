@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from metaeval._validation import counted
 from metaeval.study.plan import UNIT_COLUMNS
 
 UNITS = "units"
@@ -146,14 +147,16 @@ class Saved:
         if not n:
             return None
         return (
-            f"{n} saved unit(s) are not in the current plan (the study file, its data, its "
+            f"{counted(n, 'saved unit')} {'is' if n == 1 else 'are'} not in the current plan "
+            "(the study file, its data, its "
             "plugins or metaeval changed since): kept but not used; --replace discards every "
             "saved result"
         )
 
     def _line(self, kind: str, found: list[Problem], running: bool, planned) -> str:
         one, first = len(found) == 1, found[0]
-        subject = str(first.path) if one else f"{first.path} and {len(found) - 1} other file(s)"
+        others = counted(len(found) - 1, "other file")
+        subject = str(first.path) if one else f"{first.path} and {others}"
         if kind in _WHOLE_TASK:  # the units it holds cannot be known: the task is
             tasks = ", ".join(p.task for p in found[:3]) + (", ..." if len(found) > 3 else "")
             subject += (
@@ -167,7 +170,7 @@ class Saved:
             cost = "the task" if one else "those tasks"
         else:
             n = len(frozenset().union(*(self.lost(p, planned) for p in found)))
-            cost = f"{'its' if one else 'their'} {n} unit(s)"
+            cost = f"{'its' if one else 'their'} {counted(n, 'unit')}"
         if kind in ("missing", "uncommitted"):
             what = "is missing" if one else "are missing"
         elif kind == "changed":

@@ -251,7 +251,7 @@ def test_ctrl_c_during_start_up_is_one_line(files):
 
 
 def test_counts_in_messages_are_singular_for_one():
-    from metaeval.cli._common import counted
+    from metaeval._validation import counted
 
     assert counted(1, "run") == "1 run"
     assert counted(37, "run") == "37 runs"

@@ -149,7 +149,7 @@ def test_replace_refuses_a_folder_that_is_not_a_study(tmp_path, cli):
 def test_dropped_units_are_named_and_left_out(tmp_path):
     out = tmp_path / "out"
     run(tiny(tmp_path, measures=("AP", "P@5", "nDCG@10")), out)
-    with pytest.warns(StoreWarning, match=r": 5 saved unit\(s\) are not in the current plan"):
+    with pytest.warns(StoreWarning, match=r": 5 saved units are not in the current plan"):
         summary = run(tiny(tmp_path, measures=("AP", "P@5")), out)
     assert summary.tasks == 0 and summary.done_before == 7 and len(summary.notices) == 1
     assert set(load_results(out)["measure"]) == {"AP", "P@5"}
@@ -177,7 +177,7 @@ def test_editing_a_plugin_recomputes_exactly_its_units(tmp_path, registry):
     }
     assert len({u.id for u in plan.units} - {u.id for u in units}) == len(flip)
     with pytest.warns(
-        StoreWarning, match=rf": {len(flip)} saved unit\(s\) are not in the current plan"
+        StoreWarning, match=rf": {len(flip)} saved units are not in the current plan"
     ):
         summary = run(path, out, jobs=2)  # the first run's workers are reused: they reload
     assert summary.complete and summary.units == len(flip)
@@ -210,9 +210,9 @@ def test_editing_a_plugin_recomputes_exactly_its_units(tmp_path, registry):
     [
         (
             "results",
-            "{lost} is missing: its 2 unit(s) count as not saved; run the study again to "
+            "{lost} is missing: its 2 units count as not saved; run the study again to "
             "recompute them",
-            "{lost} is missing: its 2 unit(s) will be recomputed",
+            "{lost} is missing: its 2 units will be recomputed",
         ),
         (
             "units",
@@ -334,7 +334,7 @@ def test_status_plan_load_results_and_report_agree(tmp_path, cli):
         assert f"  {criterion}: {n}/{total} units" in text
     assert f"{len(saved)}/12 units saved (incomplete)" in text
     code, text, _ = cli(["study", "plan", path, "--out", out, "--no-estimate"])
-    assert f"12 units, {len(saved)} saved in {out}; 2 task(s) to run" in text
+    assert f"12 units, {len(saved)} saved in {out}; 2 tasks to run" in text
     assert Store(out).done_units() == frozenset(saved["unit"])
     with pytest.warns(StoreWarning):
         rows = load_results(out)

@@ -222,14 +222,14 @@ def test_study_commands(tmp_path, small_spec, capsys):
     out = tmp_path / "out"
     assert run(["study", "plan", str(path), "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "6 task(s) to run" in text and "robustness" in text
-    assert "estimated time:" in text and "with 1 worker(s)" in text
+    assert "6 tasks to run" in text and "robustness" in text
+    assert "estimated time:" in text and "with 1 worker" in text
     assert run(["study", "run", str(path), "--out", str(out), "--jobs", "2", "--quiet"]) == 0
     assert run(["study", "plan", str(path), "--out", str(out)]) == 0
-    assert "0 task(s) to run" in capsys.readouterr().out
+    assert "0 tasks to run" in capsys.readouterr().out
     assert run(["study", "status", str(out)]) == 0
     status = capsys.readouterr().out
-    assert "0 failed task(s)" in status and "units saved" in status
+    assert "0 failed tasks" in status and "units saved" in status
     assert run(["report", str(out)]) == 0
     assert (out / "report" / "index.html").is_file()
     bad = tmp_path / "bad.toml"
