@@ -568,8 +568,10 @@ def _top_grade_shares(tensor: EvalTensor, k: int = 10) -> list[float]:
 
 
 def _targets(
-    tensor: EvalTensor, distinct10: float, distinct_deep: float, ranked: np.ndarray
+    tensor: EvalTensor, distinct10: float, distinct_deep: float, ranked: np.ndarray | None
 ) -> dict[str, float]:
+    """The statistics the second stage matches; ``ranked`` None leaves out the list
+    agreement below rank 100 (NaN), which only the second stage reads."""
     scores = score_matrices(tensor, ["nDCG", "AP"])
     ndcg = scores["nDCG"]
     sys_m, top_m, grand = ndcg.mean(axis=1), ndcg.mean(axis=0), ndcg.mean()
@@ -589,7 +591,7 @@ def _targets(
         "distinct_deep": distinct_deep,
         "distinct10": distinct10,
         "top_agreement": top_agreement(tensor),
-        "tail_agreement": list_agreement(ranked, LIST_HEAD)["tail"],
+        "tail_agreement": math.nan if ranked is None else list_agreement(ranked, LIST_HEAD)["tail"],
     }
 
 
@@ -927,11 +929,12 @@ def calibration_targets(qrels: Qrels, runs: RunSet) -> dict[str, float]:
     return _targets(tensor, d[10], d[depth], _runs_as_ranked(runs, qrels.topics))
 
 
-def world_targets(world: World) -> dict[str, float]:
-    """The same statistics for a world (through its official judgments)."""
+def world_targets(world: World, *, lists: bool = True) -> dict[str, float]:
+    """The same statistics for a world (through its official judgments); ``lists=False``
+    leaves out the list agreement below rank 100 (NaN)."""
     depth = world.params.depth
     d = _distinct_from_ranked(world.ranked, world.params.n_candidates, (10, depth))
-    return _targets(world.pool_tensor(), d[10], d[depth], world.ranked)
+    return _targets(world.pool_tensor(), d[10], d[depth], world.ranked if lists else None)
 
 
 def simulated_targets(
