@@ -649,7 +649,9 @@ class EvalTensor:
     def _orderings(self, plan: list[tuple], per_tensor: int) -> Iterator:
         T = self.n_topics
         plan = sorted(plan, key=lambda item: (item[0] % T, item[0]))  # topic by topic
-        pending: list[tuple[int, np.ndarray, np.ndarray]] = []  # (list, ranks, rows) per run
+        # blocks (list, ranks, rows): one row of ranks and of qrels rows per ordering
+        pending: list[tuple[int, np.ndarray, np.ndarray]] = []
+        held = 0
         for i, (lst, fixed_ranks, fixed_rows, groups) in enumerate(plan):
             parts = [_arrangements(start, codes, rows) for start, codes, rows in groups]
             count = math.prod(len(r) for r, _ in parts)
@@ -661,23 +663,33 @@ class EvalTensor:
                 ranks.append(r[pick])
                 rows.append(w[pick])
                 stride *= len(r)
-            ranks, rows = np.concatenate(ranks, axis=1), np.concatenate(rows, axis=1)
-            pending += [(lst, ranks[k], rows[k]) for k in range(count)]
+            pending.append((lst, np.concatenate(ranks, axis=1), np.concatenate(rows, axis=1)))
+            held += count
             last_of_topic = i + 1 == len(plan) or plan[i + 1][0] % T != lst % T
-            while len(pending) >= per_tensor or (pending and last_of_topic):
-                yield self._ordering_tensor(pending[:per_tensor])
-                pending = pending[per_tensor:]
+            while held >= per_tensor or (held and last_of_topic):
+                chunk, taken = [], 0
+                while pending and taken < per_tensor:  # whole blocks, the last one cut
+                    block_list, block_ranks, block_rows = pending.pop(0)
+                    keep = min(len(block_ranks), per_tensor - taken)
+                    chunk.append((block_list, block_ranks[:keep], block_rows[:keep]))
+                    if keep < len(block_ranks):
+                        pending.insert(0, (block_list, block_ranks[keep:], block_rows[keep:]))
+                    taken += keep
+                held -= taken
+                yield self._ordering_tensor(chunk)
 
-    def _ordering_tensor(self, runs: list[tuple]) -> tuple[np.ndarray, EvalTensor]:
-        """Runs (list, ranks, qrels rows) of one topic as a tensor of that topic alone."""
-        lists = np.array([lst for lst, _, _ in runs], dtype=np.int64)
+    def _ordering_tensor(self, blocks: list[tuple]) -> tuple[np.ndarray, EvalTensor]:
+        """Blocks (list, ranks, qrels rows) of orderings of lists of one topic, a run per
+        row of each block, as a tensor of that topic alone."""
+        lists = np.concatenate([np.full(len(r), lst, dtype=np.int64) for lst, r, _ in blocks])
         s, t = np.divmod(lists, self.n_topics)
         topic = int(t[0])
         topic_rows = np.flatnonzero(self.judgment_topic == topic)
-        P = len(runs)
-        group = np.repeat(np.arange(P, dtype=np.int32), [len(r) for _, r, _ in runs])
-        rank = np.concatenate([r for _, r, _ in runs]).astype(np.int32)
-        row = np.searchsorted(topic_rows, np.concatenate([w for _, _, w in runs]))
+        P = len(lists)
+        per_run = np.concatenate([np.full(len(r), r.shape[1]) for _, r, _ in blocks])
+        group = np.repeat(np.arange(P, dtype=np.int32), per_run)
+        rank = np.concatenate([r.reshape(-1) for _, r, _ in blocks]).astype(np.int32)
+        row = np.searchsorted(topic_rows, np.concatenate([w.reshape(-1) for _, _, w in blocks]))
         order = np.lexsort((rank, group))
         tensor = EvalTensor(
             runs=[f"ordering {i}" for i in range(P)],

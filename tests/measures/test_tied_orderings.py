@@ -313,6 +313,12 @@ def test_orderings_are_the_distinct_arrangements_of_each_group_taken_jointly():
     assert len(seen) == part.n_runs == 6
     heads = [(1, 1, -1), (1, -1, 1), (-1, 1, 1)]
     assert seen == {(*head, *tail) for head in heads for tail in [(1, 0), (0, 1)]}
+    # cut into tensors of at most 4 runs (a list's orderings across two): the same orderings
+    tensor = _tensor(run, q)
+    parts = list(tensor.tie_orderings(100, 100, cells=4 * tensor.depth))
+    assert [p.n_runs for _, p in parts] == [4, 2]
+    cut = [tuple(c) for _, p in parts for c in p.codes[:, 0, :5].tolist()]
+    assert sorted(cut) == sorted(seen) and all((lists == 0).all() for lists, _ in parts)
 
 
 def test_condensed_view_keeps_the_judged_members_of_each_tie_group():
