@@ -120,13 +120,14 @@ MEASURES = [
     "nDCG'@3",
     "RR'",
     "Bpref'",
+    "IPrec(recall=0.3)",
+    "IPrec(recall=0)",
+    "IPrec(recall=1,rounding=trec9)",
+    "IPrecAvg",
+    "IPrecAvg'",
     # without a closed form: scored in every ordering
     "YAAP",
     "YAAP'",
-    "IPrec(recall=0.3)",
-    "IPrec(recall=0)",
-    "IPrecAvg",
-    "IPrecAvg'",
     "G",
     "INST",
     "INST(output=ResETU)",
@@ -283,7 +284,7 @@ def test_a_measure_without_a_closed_form_is_refused_past_the_orderings_it_enumer
     q, run = _wide_tie(7, 14, topics=100)
     assert per_list >= 3432 and in_all < 3432 * 100
     with pytest.raises(ValueError, match=r"about 3.43e\+05 orderings of tied documents in all"):
-        parse_measure("IPrecAvg").compute(_tensor(run, q))
+        parse_measure("YAAP").compute(_tensor(run, q))
     # Ties among documents of one code change nothing: nothing is enumerated.
     q = Qrels.from_df(pd.DataFrame({"topic": ["1"] * 3, "doc": ["a", "b", "c"], "rel": [1, 0, 1]}))
     run = pd.DataFrame(
@@ -379,6 +380,8 @@ def test_expected_value_on_trec_dl_matches_random_orderings():
         "BinG(rel=2)",
         "nDCG_rel",
         "RnDCG",
+        "IPrec(recall=0.5,rel=2)",
+        "IPrecAvg(rel=2)",
     ]
     exact = _expected(frame, qrels, measures).groupby(["run", "measure"]).mean()
     rng = np.random.default_rng(5)
@@ -452,3 +455,88 @@ def test_cwl_rr_residual_stops_at_an_unjudged_item_before_judged_ones_without_ga
     got = _expected(frame, q, measures)
     got.index.names = truth.index.names
     np.testing.assert_allclose(got.loc[truth.index].to_numpy(), truth.to_numpy(), atol=1e-12)
+
+
+INTERPOLATED = [f"IPrec(recall={x})" for x in (0, 0.1, 0.2, 0.3, 0.5, 0.7, 1)] + [
+    "IPrec(recall=0.5,rounding=trec9)",
+    "IPrec(recall=0.3,rel=2)",
+    "IPrecAvg",
+    "IPrecAvg(rel=2,rounding=trec9)",
+]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_interpolated_precision_over_ties_equals_every_ordering_of_longer_lists(seed, monkeypatch):
+    # Lists of 12-18 documents in five tie groups, with relevant documents before, inside
+    # and between them: the exact method against the mean over every ordering (the
+    # enumeration every measure without a closed form uses).
+    from metaeval.measures import base
+
+    monkeypatch.setattr(base, "ENUMERATED_ORDERINGS", (10**5, 10**6))
+    rng = np.random.default_rng(seed)
+    rows, runs = [], []
+    for t in range(4):
+        n = int(rng.integers(12, 19))
+        rel = rng.choice([0, 1, 2], size=n, p=[0.5, 0.3, 0.2])
+        rows += [(f"{t}", f"d{i}", int(g)) for i, g in enumerate(rel)]
+        rows += [(f"{t}", f"x{i}", 1) for i in range(3)]  # relevant, never retrieved
+        scores = np.sort(rng.integers(0, 5, size=n))[::-1]
+        runs += [("r", f"{t}", f"d{i}", float(s)) for i, s in zip(rng.permutation(n), scores)]
+    q = Qrels.from_df(pd.DataFrame(rows, columns=["topic", "doc", "rel"]))
+    tensor = _tensor(pd.DataFrame(runs, columns=["run", "topic", "doc", "score"]), q)
+    assert tensor.order_ties
+    for name in INTERPOLATED:
+        measure = parse_measure(name)
+        every = base.Measure._expected(measure, tensor)
+        np.testing.assert_allclose(measure.compute(tensor), every, rtol=0, atol=1e-12)
+
+
+def test_interpolated_precision_over_a_group_too_large_to_enumerate():
+    # 30 relevant and 200 other documents tied after 5 relevant and 5 non-relevant ones:
+    # C(230, 30) ~ 1e37 orderings. At recall 1 the value is the precision at the last
+    # relevant document, which has x of the others above it with probability
+    # C(x + 29, 29) / C(230, 30): E = sum_x 35 / (40 + x) C(x + 29, 29) / C(230, 30).
+    from scipy.special import comb
+
+    q = Qrels.from_df(
+        pd.DataFrame(
+            [("1", f"d{i}", int(i < 5 or 10 <= i < 40)) for i in range(240)],
+            columns=["topic", "doc", "rel"],
+        )
+    )
+    scores = [10.0 - i for i in range(10)] + [0.0] * 230
+    run = pd.DataFrame({"run": "r", "topic": "1", "doc": [f"d{i}" for i in range(240)]})
+    tensor = _tensor(run.assign(score=scores), q)
+    x = np.arange(201)
+    truth = np.sum(35 / (40 + x) * comb(x + 29, 29) / comb(230, 30))
+    got = parse_measure("IPrec(recall=1)").compute(tensor)
+    np.testing.assert_allclose(got, [[truth]], rtol=1e-12)
+    # at recall 0 the first five documents are relevant: the value is 1, whatever the ties
+    assert parse_measure("IPrec(recall=0)").compute(tensor)[0, 0] == 1.0
+    # halfway, the best precision is at least that of the 18th relevant document
+    half = parse_measure("IPrec(recall=0.5)").compute(tensor)[0, 0]
+    assert 18 / 223 < half < 18 / 23
+
+
+def test_interpolated_precision_over_ties_is_refused_past_its_work_limit(monkeypatch):
+    import metaeval.measures.binary as binary
+
+    q, run = _wide_tie(10, 20)
+    tensor = _tensor(run, q)
+    monkeypatch.setattr(binary, "TIED_MAXIMUM_CELLS", 100)
+    with pytest.raises(ValueError) as err:
+        parse_measure("IPrec(recall=0.5)").compute(tensor)
+    assert str(err.value).startswith(
+        "IPrec(recall=0.5): its exact expected value over tied orderings would take "
+    )
+    assert str(err.value).endswith(
+        "more than the 1e+02 allowed (run 'r', topic '0' alone "
+        f"{_work(10, 10, 5):.2g}); order ties by trec_eval or input"
+    )
+
+
+def _work(a: int, b: int, first: int) -> int:
+    """The cells of one group's exact computation: its possible values above a floor of 0."""
+    j = np.arange(first, a + 1)[:, None]
+    values = np.unique(j / (j + np.arange(b + 1)[None, :]))
+    return (a - first + 1) * (len(values) + 1) * (b + 1)
