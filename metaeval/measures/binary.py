@@ -30,7 +30,7 @@ from metaeval.measures._common import (
     safe_divide,
     tied_hits,
 )
-from metaeval.measures.base import Measure, MeasureValueError, register
+from metaeval.measures.base import Measure, MeasureValueError, refuse_costly_ties, register
 from metaeval.measures.bounds import (
     ap_bounds,
     monotone_bounds,
@@ -728,12 +728,6 @@ RECALL_LEVEL = Described(Interval(Real, 0, 1), "a recall level in [0, 1]")
 ROUNDING = Described(OneOf(*ROUNDINGS), f"one of {', '.join(ROUNDINGS)} (trec_eval 10 / 9)")
 
 
-#: Most cells (thresholds x relevant documents x positions) the exact expected interpolated
-#: precision over tied orderings may fill for one measure; past it the measure is refused. About
-#: a nanosecond each: 1.3e9 for TREC DL 2019's 11pt_avg, 3.1e10 (28 s) for DL 2020's.
-TIED_MAXIMUM_CELLS = 10**11
-
-
 def _tie_group_at_most(c0: int, k0: int, a: int, b: int, first: int, s: np.ndarray) -> np.ndarray:
     """P(M <= s) for each threshold of ``s`` (ascending), M the best precision at the eligible
     relevant documents of one group of tied documents, over its orderings.
@@ -858,7 +852,7 @@ class _Interpolated(BinaryMeasure):
         E[max] = floor + integral of (1 - prod_g P(M_g <= v)) dv, computed exactly at the
         values the M_g can take (:func:`_expected_tied_maximum`). Groups whose best possible
         value (no other document above their relevant ones) does not pass the floor are
-        left out. Refused past :data:`TIED_MAXIMUM_CELLS` of work, naming the costliest list.
+        left out. Refused past :data:`~metaeval.measures.base.TIED_MAXIMUM_CELLS` of work.
         """
         n_lists = tensor.n_runs * tensor.n_topics
         out = np.zeros((len(levels), n_lists))
@@ -892,14 +886,7 @@ class _Interpolated(BinaryMeasure):
                 own = np.unique(value[value > out[level, lst]])
                 work.setdefault((level, lst), []).append((group, own))
                 cells[lst] += (m - j0 + 1) * (len(own) + 1) * (n + 1)
-        if cells.sum() > TIED_MAXIMUM_CELLS:
-            s, t = divmod(int(np.argmax(cells)), tensor.n_topics)
-            raise MeasureValueError(
-                f"{self}: its exact expected value over tied orderings would take "
-                f"{cells.sum():.2g} steps, more than the {TIED_MAXIMUM_CELLS:.0e} allowed (run "
-                f"{tensor.runs[s]!r}, topic {tensor.topics[t]!r} alone {cells.max():.2g}); "
-                "order ties by trec_eval or input"
-            )
+        refuse_costly_ties(self, tensor, cells)
         for (level, lst), parts in work.items():
             out[level, lst] = _expected_tied_maximum(out[level, lst], parts)
         return out.reshape(len(levels), tensor.n_runs, tensor.n_topics)

@@ -45,7 +45,7 @@ from metaeval.measures._common import (
     safe_divide,
     tied_hits,
 )
-from metaeval.measures.base import Measure, MeasureValueError, register
+from metaeval.measures.base import Measure, MeasureValueError, refuse_costly_ties, register
 from metaeval.measures.binary import BinaryMeasure
 from metaeval.measures.bounds import (
     JUDGMENTS_ONLY,
@@ -1459,6 +1459,77 @@ class G(GainMeasure):
         total, whole = _g_parts(top_grade_view(tensor, best), gains, counts, floor=True)
         # an ideal of no gain: any gain the list has makes the value 1 at most
         return np.where(whole > 0, np.minimum(1.0, safe_divide(total, whole)), (total > 0) * 1.0)
+
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        """Each term over the orderings of its tie group (:func:`_g_tied_group`); the terms of
+        groups whose members all have one gain are fixed."""
+        gains = self.gain_values(tensor.levels)
+        counts = with_unknown_at(tensor, 0, all_unknown=False)
+        whole = (counts @ np.where(gains > 0, gains, 0.0)).reshape(tensor.n_runs, tensor.n_topics)
+        ideal = ideal_per_rank(counts, gains, tensor.depth)
+        cost = np.cumsum(np.maximum(ideal, 1.0), axis=1)  # C*(r)
+        hits = tied_hits(tensor, lambda codes: positive_at(gains, codes))
+        g = gains[hits.grade]
+        first, block = hits.tie_layout
+        # a group's order matters when it holds two gains, or members without gain
+        varied = np.minimum.reduceat(g, first) < np.maximum.reduceat(g, first) if len(g) else []
+        mixed = np.asarray(varied, dtype=bool) | (hits.tie_size[first] > hits.tie_hits[first])
+        gap = cost[hits.group, hits.rank0] - hits.cumsum(g)
+        terms = np.where(mixed[block], 0.0, g / np.log2(2.0 + gap))
+        total = hits.total(terms).reshape(-1)
+        before = hits.before_tie(g)
+        groups = []
+        for at in np.flatnonzero(mixed):
+            members = np.flatnonzero(block == at)
+            lst, start = int(hits.group[first[at]]), int(hits.tie_start[first[at]])
+            size = int(hits.tie_size[first[at]])
+            values, per_value = np.unique(g[members], return_counts=True)
+            groups.append((lst, start, size, values, per_value, before[first[at]]))
+        cells = np.zeros(len(total))
+        for lst, _, size, _, per_value, _ in groups:
+            cells[lst] += size * np.prod(per_value + 1.0) * len(per_value)
+        refuse_costly_ties(self, tensor, cells)
+        for lst, start, size, values, per_value, cg_before in groups:
+            ranks = cost[lst, start : start + size]
+            total[lst] += _g_tied_group(ranks, size, values, per_value, cg_before)
+        return safe_divide(total.reshape(whole.shape), whole)
+
+
+def _g_tied_group(
+    cost: np.ndarray, n: int, values: np.ndarray, per_value: np.ndarray, cg_before: float
+) -> float:
+    """G's expected sum of terms over the orderings of one group of n tied documents.
+
+    The group holds per_value[h] documents of gain values[h] > 0 and the rest without gain;
+    ``cost`` is C*(r) at its n ranks and ``cg_before`` the gain of the ranks above it. A
+    document of gain v at the group's i-th rank scores v / log2(2 + C*(r) - cg_before - s - v),
+    s the gain of the i - 1 group members above it: a uniformly random subset of the others,
+    whose counts c_h per gain (a multivariate hypergeometric draw) give
+    P(c) = prod_h C(m_h, c_h) C(m_0, i - 1 - sum c) / C(n - 1, i - 1), m the others' counts.
+    Each rank holds a document of gain values[h] with probability per_value[h] / n.
+    """
+    grid = np.meshgrid(*[np.arange(m + 1) for m in per_value], indexing="ij")
+    chosen = np.stack([c.reshape(-1) for c in grid])  # (gains, states): c_h per state
+    taken, gain = chosen.sum(axis=0), values @ chosen
+    m0 = n - int(per_value.sum())  # members without gain
+    above = np.arange(n)  # i - 1, the members above the group's i-th rank
+    rows = max(1, (1 << 22) // chosen.shape[1])  # ranks at a time: memory stays bounded
+    expected = 0.0
+    for h, v in enumerate(values):
+        others = per_value.copy()
+        others[h] -= 1
+        possible = (chosen <= others[:, None]).all(axis=0)
+        log_weight = log_choose(others[:, None], np.minimum(chosen, others[:, None])).sum(axis=0)
+        for lo in range(0, n, rows):
+            i = above[lo : lo + rows, None]
+            rest = i - taken[None, :]  # members without gain above
+            fits = possible[None, :] & (rest >= 0) & (rest <= m0)
+            log_p = log_weight + log_choose(m0, np.clip(rest, 0, m0)) - log_choose(n - 1, i)
+            # C*(r) - CG(r), read only where the state can occur (elsewhere it may be < -1)
+            gap = np.where(fits, cost[lo : lo + rows, None] - cg_before - gain[None, :] - v, 0.0)
+            p = np.exp(np.where(fits, log_p, -np.inf))
+            expected += per_value[h] / n * float(np.sum(p * v / np.log2(2.0 + gap)))
+    return expected
 
 
 def _g_parts(

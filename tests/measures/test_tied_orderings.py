@@ -125,10 +125,10 @@ MEASURES = [
     "IPrec(recall=1,rounding=trec9)",
     "IPrecAvg",
     "IPrecAvg'",
+    "G",
     # without a closed form: scored in every ordering
     "YAAP",
     "YAAP'",
-    "G",
     "INST",
     "INST(output=ResETU)",
     "BPM(T=2,K=4)",
@@ -382,6 +382,7 @@ def test_expected_value_on_trec_dl_matches_random_orderings():
         "RnDCG",
         "IPrec(recall=0.5,rel=2)",
         "IPrecAvg(rel=2)",
+        "G",
     ]
     exact = _expected(frame, qrels, measures).groupby(["run", "measure"]).mean()
     rng = np.random.default_rng(5)
@@ -457,19 +458,23 @@ def test_cwl_rr_residual_stops_at_an_unjudged_item_before_judged_ones_without_ga
     np.testing.assert_allclose(got.loc[truth.index].to_numpy(), truth.to_numpy(), atol=1e-12)
 
 
-INTERPOLATED = [f"IPrec(recall={x})" for x in (0, 0.1, 0.2, 0.3, 0.5, 0.7, 1)] + [
+#: Measures whose expected value is exact at any size of tie group, without a closed form.
+LARGE_TIES = [f"IPrec(recall={x})" for x in (0, 0.1, 0.2, 0.3, 0.5, 0.7, 1)] + [
     "IPrec(recall=0.5,rounding=trec9)",
     "IPrec(recall=0.3,rel=2)",
     "IPrecAvg",
     "IPrecAvg(rel=2,rounding=trec9)",
+    "G",
+    "G(gain=exp)",
+    "G(gains={0:1,1:3.5,2:9.0})",
 ]
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_interpolated_precision_over_ties_equals_every_ordering_of_longer_lists(seed, monkeypatch):
-    # Lists of 12-18 documents in five tie groups, with relevant documents before, inside
-    # and between them: the exact method against the mean over every ordering (the
-    # enumeration every measure without a closed form uses).
+def test_large_tie_methods_equal_every_ordering_of_longer_lists(seed, monkeypatch):
+    # Lists of 12-18 documents in five tie groups, with relevant documents of two grades
+    # before, inside and between them: the exact methods against the mean over every
+    # ordering (the enumeration every measure without a closed form uses).
     from metaeval.measures import base
 
     monkeypatch.setattr(base, "ENUMERATED_ORDERINGS", (10**5, 10**6))
@@ -485,7 +490,7 @@ def test_interpolated_precision_over_ties_equals_every_ordering_of_longer_lists(
     q = Qrels.from_df(pd.DataFrame(rows, columns=["topic", "doc", "rel"]))
     tensor = _tensor(pd.DataFrame(runs, columns=["run", "topic", "doc", "score"]), q)
     assert tensor.order_ties
-    for name in INTERPOLATED:
+    for name in LARGE_TIES:
         measure = parse_measure(name)
         every = base.Measure._expected(measure, tensor)
         np.testing.assert_allclose(measure.compute(tensor), every, rtol=0, atol=1e-12)
@@ -518,20 +523,20 @@ def test_interpolated_precision_over_a_group_too_large_to_enumerate():
     assert 18 / 223 < half < 18 / 23
 
 
-def test_interpolated_precision_over_ties_is_refused_past_its_work_limit(monkeypatch):
-    import metaeval.measures.binary as binary
+@pytest.mark.parametrize("name", ["IPrec(recall=0.5)", "G"])
+def test_large_tie_methods_are_refused_past_their_work_limit(name, monkeypatch):
+    from metaeval.measures import base
 
     q, run = _wide_tie(10, 20)
     tensor = _tensor(run, q)
-    monkeypatch.setattr(binary, "TIED_MAXIMUM_CELLS", 100)
+    monkeypatch.setattr(base, "TIED_MAXIMUM_CELLS", 100)
     with pytest.raises(ValueError) as err:
-        parse_measure("IPrec(recall=0.5)").compute(tensor)
-    assert str(err.value).startswith(
-        "IPrec(recall=0.5): its exact expected value over tied orderings would take "
-    )
-    assert str(err.value).endswith(
-        "more than the 1e+02 allowed (run 'r', topic '0' alone "
-        f"{_work(10, 10, 5):.2g}); order ties by trec_eval or input"
+        parse_measure(name).compute(tensor)
+    work = _work(10, 10, 5) if name.startswith("IPrec") else 20 * 11  # ranks x states x gains
+    assert str(err.value) == (
+        f"{name}: its exact expected value over tied orderings would take {work:.2g} steps, "
+        f"more than the 1e+02 allowed (run 'r', topic '0' alone {work:.2g}); order ties by "
+        "trec_eval or input"
     )
 
 
@@ -540,3 +545,20 @@ def _work(a: int, b: int, first: int) -> int:
     j = np.arange(first, a + 1)[:, None]
     values = np.unique(j / (j + np.arange(b + 1)[None, :]))
     return (a - first + 1) * (len(values) + 1) * (b + 1)
+
+
+def test_g_over_a_group_too_large_to_enumerate():
+    # 30 relevant (grade 1) and 200 other documents, all tied: C(230, 30) ~ 1e37 orderings.
+    # The ideal list costs one a rank, so the j-th relevant document, with x others above,
+    # scores 1 / log2(2 + x), and x has the chance C(x + j - 1, j - 1) C(229 - x - j, 30 - j)
+    # / C(230, 30) of a random arrangement: G = (1/30) sum over j and x of the two.
+    from scipy.special import comb
+
+    q, run = _wide_tie(30, 230)
+    x = np.arange(201)[:, None]
+    j = np.arange(1, 31)[None, :]
+    chance = comb(x + j - 1, j - 1) * comb(200 - x + 30 - j, 30 - j) / comb(230, 30)
+    np.testing.assert_allclose(chance.sum(axis=0), 1.0, rtol=1e-12)
+    truth = np.sum(chance / np.log2(2 + x)) / 30
+    got = parse_measure("G").compute(_tensor(run, q))
+    np.testing.assert_allclose(got, [[truth]], rtol=1e-12)
