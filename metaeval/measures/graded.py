@@ -1478,12 +1478,12 @@ class G(GainMeasure):
         terms = np.where(mixed[block], 0.0, g / np.log2(2.0 + gap))
         total = hits.total(terms).reshape(-1)
         before = hits.before_tie(g)
+        ends = np.append(first[1:], len(g))  # a group's hits are first[at]:ends[at]
         groups = []
         for at in np.flatnonzero(mixed):
-            members = np.flatnonzero(block == at)
             lst, start = int(hits.group[first[at]]), int(hits.tie_start[first[at]])
             size = int(hits.tie_size[first[at]])
-            values, per_value = np.unique(g[members], return_counts=True)
+            values, per_value = np.unique(g[first[at] : ends[at]], return_counts=True)
             groups.append((lst, start, size, values, per_value, before[first[at]]))
         cells = np.zeros(len(total))
         for lst, _, size, _, per_value, _ in groups:
