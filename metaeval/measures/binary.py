@@ -883,7 +883,10 @@ class _Interpolated(BinaryMeasure):
                 lst = int(owner[i])
                 j = np.arange(j0, m + 1)[:, None]
                 value = (c + j) / (k + j + np.arange(n + 1)[None, :])
-                own = np.unique(value[value > out[level, lst]])
+                # M_g is at least the last relevant document's precision with every other
+                # document above it: no value below that is taken (P(M_g <= v) = 0 there)
+                least = (c + m) / (k + m + n)
+                own = np.unique(value[(value > out[level, lst]) & (value >= least)])
                 work.setdefault((level, lst), []).append((group, own))
                 cells[lst] += (m - j0 + 1) * (len(own) + 1) * (n + 1)
         refuse_costly_ties(self, tensor, cells)

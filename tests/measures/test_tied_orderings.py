@@ -541,9 +541,11 @@ def test_large_tie_methods_are_refused_past_their_work_limit(name, monkeypatch):
 
 
 def _work(a: int, b: int, first: int) -> int:
-    """The cells of one group's exact computation: its possible values above a floor of 0."""
+    """The cells of one group's exact computation: its possible values above a floor of 0,
+    from the least, the last relevant document's precision with every other one above it."""
     j = np.arange(first, a + 1)[:, None]
-    values = np.unique(j / (j + np.arange(b + 1)[None, :]))
+    values = j / (j + np.arange(b + 1)[None, :])
+    values = np.unique(values[values >= a / (a + b)])
     return (a - first + 1) * (len(values) + 1) * (b + 1)
 
 
