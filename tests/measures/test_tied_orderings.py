@@ -1,8 +1,9 @@
 """ties="expected": every measure's expected value over the orderings of tied documents.
 
 Oracles: the mean over every ordering of every group of tied documents, each ordering
-evaluated as a run without ties (small lists, enumerated), and on TREC DL, whose groups of
-tied documents are too large to enumerate, the mean over random orderings.
+evaluated as a run without ties (small lists, enumerated); closed forms on single groups too
+large to enumerate; and on TREC DL, whose groups of tied documents are up to 1000 long, the
+mean over random orderings.
 """
 
 from __future__ import annotations
@@ -518,9 +519,6 @@ def test_interpolated_precision_over_a_group_too_large_to_enumerate():
     np.testing.assert_allclose(got, [[truth]], rtol=1e-12)
     # at recall 0 the first five documents are relevant: the value is 1, whatever the ties
     assert parse_measure("IPrec(recall=0)").compute(tensor)[0, 0] == 1.0
-    # halfway, the best precision is at least that of the 18th relevant document
-    half = parse_measure("IPrec(recall=0.5)").compute(tensor)[0, 0]
-    assert 18 / 223 < half < 18 / 23
 
 
 @pytest.mark.parametrize("name", ["IPrec(recall=0.5)", "G"])
