@@ -728,59 +728,65 @@ RECALL_LEVEL = Described(Interval(Real, 0, 1), "a recall level in [0, 1]")
 ROUNDING = Described(OneOf(*ROUNDINGS), f"one of {', '.join(ROUNDINGS)} (trec_eval 10 / 9)")
 
 
-def _tie_group_at_most(c0: int, k0: int, a: int, b: int, first: int, s: np.ndarray) -> np.ndarray:
-    """P(M <= s) for each threshold of ``s`` (ascending), M the best precision at the eligible
-    relevant documents of one group of tied documents, over its orderings.
+def _tie_group_at_most(
+    c0: int, k0: int, a: int, b: int, firsts: list[int], s: np.ndarray
+) -> np.ndarray:
+    """(len(firsts), len(s)): P(M <= s) for each threshold of ``s`` (ascending), M the best
+    precision of the relevant documents j >= first of one group of tied documents, over its
+    orderings, for each ``first``.
 
     The group starts after rank k0 and c0 relevant documents; it holds a relevant and b other
     documents in uniformly random order. Its j-th relevant document has x_j of the others
     above it (0 <= x_1 <= ... <= x_a <= b, each of the C(a + b, a) sequences equally likely)
-    and precision (c0 + j) / (k0 + j + x_j); the documents j >= ``first`` are eligible. M <= s
-    when each eligible x_j is at least the number of x whose precision exceeds s: the
-    sequences that do are counted by cumulative sums over x, step by step in j.
+    and precision (c0 + j) / (k0 + j + x_j). M <= s when each x_j, j >= first, is at least
+    the number of x whose precision exceeds s. The sequences that do are counted from the
+    last step back: the completions from each x_j = x that keep every later constraint, by
+    cumulative sums over x, times the C(x + first - 1, first - 1) free beginnings that end at
+    x_first = x. One pass serves every ``first`` (every recall level).
     """
     x = np.arange(b + 1)
-    unconstrained = np.ones(b + 1)  # sequences x_1..x_j ending at x: step j = 1
-    for _ in range(2, first):
-        np.cumsum(unconstrained, out=unconstrained)
-        unconstrained /= unconstrained.sum()
-    counts = None  # (b + 1, thresholds): the sequences that keep below each threshold so far
-    for j in range(first, a + 1):
-        if j > 1:
-            np.cumsum(unconstrained, out=unconstrained)
-        if counts is None:
-            counts = np.empty((b + 1, len(s)))
-            counts[:] = unconstrained[:, None]
-        else:
-            # the cumulative sum over x, row by row: numpy's cumsum along this axis is 6x slower
-            previous = counts[0]
-            for row in counts[1:]:
-                row += previous
-                previous = row
+    out = np.zeros((len(firsts), len(s)))
+    wanted = {f: [i for i, g in enumerate(firsts) if g == f] for f in set(firsts)}
+    log_all = log_choose(a + b, a)  # every sequence
+    completions = np.ones((b + 1, len(s)))  # from step a + 1: one way, whatever x
+    log_scale = 0.0  # completions are kept in range: their true value is exp(log_scale) times
+    for j in range(a, min(firsts) - 1, -1):
+        if j < a:
+            # completions from x_j = x: the sum over x_{j+1} >= x, row by row from the end
+            # (numpy's cumulative sum along this axis is 6x slower)
+            later = completions[b]
+            for row in completions[b - 1 :: -1]:
+                row += later
+                later = row
         # x_j = x breaks the thresholds below its precision: a prefix of the sorted thresholds
         broken = np.searchsorted(s, (c0 + j) / (k0 + j + x), side="left")
         for i in np.flatnonzero(broken):
-            counts[i, : broken[i]] = 0.0
-        total = unconstrained.sum()
-        if total > 1e200:  # kept in range; only ratios to the unconstrained count matter
-            unconstrained /= total
-            counts /= total
-    return counts.sum(axis=0) / unconstrained.sum()
+            completions[i, : broken[i]] = 0.0
+        if j in wanted:
+            log_begin = log_choose(x + j - 1, np.full(b + 1, j - 1))
+            top = log_begin.max()
+            total = np.exp(log_begin - top) @ completions
+            with np.errstate(divide="ignore"):
+                out[wanted[j]] = np.exp(np.log(total) + top + log_scale - log_all)
+        peak = completions.max()
+        if peak > 1e200:
+            completions /= peak
+            log_scale += float(np.log(peak))
+    return np.minimum(out, 1.0)
 
 
-def _expected_tied_maximum(floor: float, groups: list[tuple]) -> float:
-    """E[max(floor, M_1, ..., M_g)] for independent groups of tied documents, given as
-    (arguments of :func:`_tie_group_at_most`, the group's possible values above ``floor``).
+def _expected_tied_maximum(floor: float, groups: list[tuple[np.ndarray, np.ndarray]]) -> float:
+    """E[max(floor, M_1, ..., M_g)] for independent groups of tied documents, each given as
+    (values v, ascending, among them ``floor`` and every value M_g can take above it; P(M_g <=
+    v) at each).
 
     E = floor + integral from floor of (1 - prod_g P(M_g <= v)) dv, a step function that
     changes only at the groups' possible values: summed exactly over them.
     """
-    points = np.concatenate([[floor], np.unique(np.concatenate([own for _, own in groups]))])
+    points = np.unique(np.concatenate([grid[grid >= floor] for grid, _ in groups]))
     at_most = np.ones(len(points))
-    for group, own in groups:
-        # P(M_g <= v) changes only at the group's own values: evaluated there and at floor
-        cdf = _tie_group_at_most(*group, np.concatenate([[floor], own]))
-        at_most *= cdf[np.searchsorted(own, points, side="right")]
+    for grid, cdf in groups:
+        at_most *= cdf[np.searchsorted(grid, points, side="right") - 1]
     return floor + float(np.sum(np.diff(points) * (1.0 - at_most[:-1])))
 
 
@@ -872,24 +878,34 @@ class _Interpolated(BinaryMeasure):
         c0 = hits.hits_before[mixed].astype(np.int64)
         a, k0 = members[mixed], hits.tie_start[mixed].astype(np.int64)
         b, owner = size[mixed] - a, hits.group[mixed]
-        work: dict[tuple[int, int], list] = {}  # (level, list) -> [(group, its values)]
-        cells = np.zeros(n_lists)
+        uses: dict[int, list] = {}  # group -> [(level, eligible from, floor)]
         for level in range(len(levels)):
             eligible_from = np.maximum(need[level, mixed] - c0, 1)
             live = (eligible_from <= a) & ((c0 + a) / (k0 + a) > out[level, owner])
             for i in np.flatnonzero(live):
-                group = tuple(int(v[i]) for v in (c0, k0, a, b, eligible_from))
-                c, k, m, n, j0 = group
-                lst = int(owner[i])
-                j = np.arange(j0, m + 1)[:, None]
-                value = (c + j) / (k + j + np.arange(n + 1)[None, :])
-                # M_g is at least the last relevant document's precision with every other
-                # document above it: no value below that is taken (P(M_g <= v) = 0 there)
-                least = (c + m) / (k + m + n)
-                own = np.unique(value[(value > out[level, lst]) & (value >= least)])
-                work.setdefault((level, lst), []).append((group, own))
-                cells[lst] += (m - j0 + 1) * (len(own) + 1) * (n + 1)
+                uses.setdefault(int(i), []).append(
+                    (level, int(eligible_from[i]), out[level, owner[i]])
+                )
+        plans, cells = [], np.zeros(n_lists)
+        for i, use in uses.items():
+            c, k, m, n = int(c0[i]), int(k0[i]), int(a[i]), int(b[i])
+            first = min(f for _, f, _ in use)
+            j = np.arange(first, m + 1)[:, None]
+            value = (c + j) / (k + j + np.arange(n + 1)[None, :])
+            # M_g is at least the last relevant document's precision with every other
+            # document above it: no value below that is taken (P(M_g <= v) = 0 there)
+            floor = min(f for _, _, f in use)
+            taken = value[(value > floor) & (value >= (c + m) / (k + m + n))]
+            grid = np.unique(np.concatenate([taken, [f for _, _, f in use]]))
+            plans.append((i, (c, k, m, n), use, grid))
+            cells[owner[i]] += (m - first + 1) * len(grid) * (n + 1)
         refuse_costly_ties(self, tensor, cells)
+        work: dict[tuple[int, int], list] = {}  # (level, list) -> [(values, P(M_g <= v))]
+        for i, group, use, grid in plans:
+            firsts = [f for _, f, _ in use]
+            cdfs = _tie_group_at_most(*group, firsts, grid)
+            for (level, _, _), cdf in zip(use, cdfs):
+                work.setdefault((level, int(owner[i])), []).append((grid, cdf))
         for (level, lst), parts in work.items():
             out[level, lst] = _expected_tied_maximum(out[level, lst], parts)
         return out.reshape(len(levels), tensor.n_runs, tensor.n_topics)
