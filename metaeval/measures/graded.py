@@ -1399,6 +1399,12 @@ def _bing_bounds(tensor: EvalTensor, rel: float, side: str) -> np.ndarray:
     return least.reshape(shape)
 
 
+#: What one (rank, state, gain) of :func:`_g_tied_group` costs, in the cells of
+#: :data:`~metaeval.measures.base.TIED_MAXIMUM_CELLS` (an exponential and a logarithm each:
+#: 1.8e8 of them took 2.8 s on TREC DL 2020, interpolated precision's cells 1 ns each).
+G_TIED_CELL = 16
+
+
 @register
 @dataclass(frozen=True, kw_only=True)
 class G(GainMeasure):
@@ -1487,7 +1493,7 @@ class G(GainMeasure):
             groups.append((lst, start, size, values, per_value, before[first[at]]))
         cells = np.zeros(len(total))
         for lst, _, size, _, per_value, _ in groups:
-            cells[lst] += size * np.prod(per_value + 1.0) * len(per_value)
+            cells[lst] += G_TIED_CELL * size * np.prod(per_value + 1.0) * len(per_value)
         refuse_costly_ties(self, tensor, cells)
         for lst, start, size, values, per_value, cg_before in groups:
             ranks = cost[lst, start : start + size]
@@ -1513,21 +1519,26 @@ def _g_tied_group(
     taken, gain = chosen.sum(axis=0), values @ chosen
     m0 = n - int(per_value.sum())  # members without gain
     above = np.arange(n)  # i - 1, the members above the group's i-th rank
+    # log C(m0, r) for r = 0..m0, -inf past m0; the padding past n makes the negative r of
+    # states with more members of gain than ranks above (read from the end) -inf too
+    log_zero = np.full(n + 1 + int(taken.max()), -np.inf)
+    log_zero[: m0 + 1] = log_choose(m0, np.arange(m0 + 1))
+    log_above = log_choose(n - 1, above)
     rows = max(1, (1 << 22) // chosen.shape[1])  # ranks at a time: memory stays bounded
     expected = 0.0
     for h, v in enumerate(values):
         others = per_value.copy()
         others[h] -= 1
-        possible = (chosen <= others[:, None]).all(axis=0)
-        log_weight = log_choose(others[:, None], np.minimum(chosen, others[:, None])).sum(axis=0)
+        keep = (chosen <= others[:, None]).all(axis=0)  # states the others can fill
+        weight = log_choose(others[:, None], chosen[:, keep]).sum(axis=0)
+        count, sums = taken[keep], gain[keep]
         for lo in range(0, n, rows):
             i = above[lo : lo + rows, None]
-            rest = i - taken[None, :]  # members without gain above
-            fits = possible[None, :] & (rest >= 0) & (rest <= m0)
-            log_p = log_weight + log_choose(m0, np.clip(rest, 0, m0)) - log_choose(n - 1, i)
-            # C*(r) - CG(r), read only where the state can occur (elsewhere it may be < -1)
-            gap = np.where(fits, cost[lo : lo + rows, None] - cg_before - gain[None, :] - v, 0.0)
-            p = np.exp(np.where(fits, log_p, -np.inf))
+            # members without gain above: i - count, read as -inf where that is < 0
+            log_p = weight + log_zero[i - count] - log_above[lo : lo + rows, None]
+            p = np.exp(log_p)
+            # C*(r) - CG(r) >= 0 where p > 0; elsewhere it may be < -1, and p is 0
+            gap = np.maximum(cost[lo : lo + rows, None] - cg_before - sums - v, 0.0)
             expected += per_value[h] / n * float(np.sum(p * v / np.log2(2.0 + gap)))
     return expected
 

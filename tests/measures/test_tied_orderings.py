@@ -530,7 +530,8 @@ def test_large_tie_methods_are_refused_past_their_work_limit(name, monkeypatch):
     monkeypatch.setattr(base, "TIED_MAXIMUM_CELLS", 100)
     with pytest.raises(ValueError) as err:
         parse_measure(name).compute(tensor)
-    work = _work(10, 10, 5) if name.startswith("IPrec") else 20 * 11  # ranks x states x gains
+    # G: 16 a (rank, state, gain), here 20 ranks x 11 states x 1 gain
+    work = _work(10, 10, 5) if name.startswith("IPrec") else 16 * 20 * 11
     assert str(err.value) == (
         f"{name}: its exact expected value over tied orderings would take {work:.2g} steps, "
         f"more than the 1e+02 allowed (run 'r', topic '0' alone {work:.2g}); order ties by "
