@@ -209,6 +209,7 @@ def test_expected_value_on_real_valued_grades():
     qrels, frame = _case(11, grades=(0, 0.5, 1.25, 2))
     measures = ["AP(rel=0.5)", "nDCG@3", "Q(rel=1.25)", "RBP(p=0.7)", "RR(rel=1.25)", "ERR@4"]
     measures += ["BinG(rel=0.5)", "nDCG_rel", "RnDCG(rel=1.25)"]
+    measures += ["IPrec(recall=0.3,rel=0.5)", "IPrecAvg(rel=1.25)", "G", "G(gain=exp)"]
     truth = _mean_over_orderings(frame, qrels, measures)
     got = _expected(frame, qrels, measures)
     got.index.names = truth.index.names
