@@ -638,12 +638,13 @@ class EvalTensor:
         mixed = np.zeros(len(group), dtype=bool)
         mixed[tied[np.concatenate([np.arange(a, b) for a, b in zip(first, ends)])]] = True
         keep = ~mixed & (codes != UNPOOLED)
+        # each list's groups: the groups sorted by list, cut where the list changes
+        by_list = np.split(np.argsort(which, kind="stable"), np.cumsum(np.bincount(which))[:-1])
         plan = []
-        for i, lst in enumerate(lists):
+        for lst, mine in zip(lists, by_list):
             a, b = np.searchsorted(group, [lst, lst + 1])
             fixed = np.arange(a, b)[keep[a:b]]
-            mine = [groups[g] for g in np.flatnonzero(which == i)]
-            plan.append((int(lst), rank[fixed], rows[fixed], mine))
+            plan.append((int(lst), rank[fixed], rows[fixed], [groups[g] for g in mine]))
         return plan
 
     def _orderings(self, plan: list[tuple], per_tensor: int) -> Iterator:

@@ -1476,23 +1476,24 @@ class G(GainMeasure):
         cost = np.cumsum(np.maximum(ideal, 1.0), axis=1)  # C*(r)
         hits = tied_hits(tensor, lambda codes: positive_at(gains, codes))
         g = gains[hits.grade]
+        if not len(g):
+            return np.zeros(whole.shape)
         first, block = hits.tie_layout
         # a group's order matters when it holds two gains, or members without gain
-        varied = np.minimum.reduceat(g, first) < np.maximum.reduceat(g, first) if len(g) else []
-        mixed = np.asarray(varied, dtype=bool) | (hits.tie_size[first] > hits.tie_hits[first])
+        mixed = (np.minimum.reduceat(g, first) < np.maximum.reduceat(g, first)) | (
+            hits.tie_size[first] > hits.tie_hits[first]
+        )
         gap = cost[hits.group, hits.rank0] - hits.cumsum(g)
         terms = np.where(mixed[block], 0.0, g / np.log2(2.0 + gap))
         total = hits.total(terms).reshape(-1)
         before = hits.before_tie(g)
         ends = np.append(first[1:], len(g))  # a group's hits are first[at]:ends[at]
-        groups = []
+        groups, cells = [], np.zeros(len(total))
         for at in np.flatnonzero(mixed):
             lst, start = int(hits.group[first[at]]), int(hits.tie_start[first[at]])
             size = int(hits.tie_size[first[at]])
             values, per_value = np.unique(g[first[at] : ends[at]], return_counts=True)
             groups.append((lst, start, size, values, per_value, before[first[at]]))
-        cells = np.zeros(len(total))
-        for lst, _, size, _, per_value, _ in groups:
             cells[lst] += G_TIED_CELL * size * np.prod(per_value + 1.0) * len(per_value)
         refuse_costly_ties(self, tensor, cells)
         for lst, start, size, values, per_value, cg_before in groups:
