@@ -1057,6 +1057,58 @@ class YAAP(BinaryMeasure):
         n_rel = tensor.n_relevant(self.rel)[None, :].astype(np.float64)
         return _yaap(s, n_rel)
 
+    def _expected(self, tensor: EvalTensor) -> np.ndarray:
+        """E[YAAP] over the orderings of tied documents, by its Laplace transform.
+
+        With S = S_0 + sum_g S_g (S_0 the precisions no ordering changes, S_g those of a
+        group of tied relevant and other documents), Frullani's integral gives
+        ln((1 + S)/(1 + R - S)) = int_0^inf (exp(-t (1 + R - S)) - exp(-t (1 + S))) dt / t,
+        and the groups are ordered independently, so E[exp(+-t S)] = exp(+-t S_0) prod_g
+        E[exp(+-t S_g)]. Each factor is a sum over the group's orderings of a product of one
+        term per relevant document (:func:`_tied_sum_transform`). The integral is taken by the
+        trapezoid rule in ln t (:data:`YAAP_LOG_T`), whose error decays exponentially with
+        the step: against every ordering it was below 1e-13 at a step of 0.25. Lists without
+        such a group keep their value.
+        """
+        hits = self.tied_relevant(tensor)
+        n_rel = tensor.n_relevant(self.rel).astype(np.float64)
+        size, members = hits.tie_size.astype(np.int64), hits.tie_hits.astype(np.int64)
+        mixed = size > members
+        fixed = hits.total(np.where(mixed, 0.0, hits.count / hits.rank))
+        out = _yaap(fixed, n_rel[None, :])
+        blocks = hits.tie_blocks
+        blocks = blocks[mixed[blocks]]
+        if not len(blocks):
+            return out
+        c0 = hits.hits_before[blocks].astype(np.int64)
+        a, k0 = members[blocks], hits.tie_start[blocks].astype(np.int64)
+        b, owner = size[blocks] - a, hits.group[blocks]
+        t = np.exp(YAAP_LOG_T)
+        refuse_costly_ties(
+            self,
+            tensor,
+            np.bincount(owner, weights=YAAP_CELL * 2 * len(t) * a * (b + 1), minlength=out.size),
+        )
+        lists, slot = np.unique(owner, return_inverse=True)
+        # log E[exp(t (S_g - max S_g))] and log E[exp(-t (S_g - min S_g))], summed per list
+        up, down = np.zeros((len(lists), len(t))), np.zeros((len(lists), len(t)))
+        high, low = np.zeros(len(lists)), np.zeros(len(lists))
+        for i in range(len(blocks)):
+            group = int(c0[i]), int(k0[i]), int(a[i]), int(b[i])
+            j = np.arange(1, group[2] + 1)
+            high[slot[i]] += np.sum((group[0] + j) / (group[1] + j))
+            low[slot[i]] += np.sum((group[0] + j) / (group[1] + j + group[3]))
+            up[slot[i]] += _tied_sum_transform(*group, t)
+            down[slot[i]] += _tied_sum_transform(*group, -t)
+        flat = out.reshape(-1)
+        s0 = fixed.reshape(-1)[lists][:, None]
+        r = n_rel[lists % tensor.n_topics][:, None]
+        # both terms are at most exp(-t): S <= R
+        above = np.exp(up - t * (1.0 + r - s0 - high[:, None]))
+        below = np.exp(down - t * (1.0 + s0 + low[:, None]))
+        flat[lists] = YAAP_STEP * np.sum(above - below, axis=1)
+        return out
+
     def _bounds(self, tensor: EvalTensor, side: str) -> np.ndarray:
         # it rises with S and falls with R, as AP does
         return ap_bounds(tensor, self.rel, None, side, _yaap)
@@ -1064,3 +1116,39 @@ class YAAP(BinaryMeasure):
 
 def _yaap(s: np.ndarray, n_rel: np.ndarray) -> np.ndarray:
     return np.log((1.0 + s) / (1.0 + n_rel - s))
+
+
+#: Step and nodes (in u = ln t) of the trapezoid rule of YAAP's expectation over tied
+#: orderings. The integrand falls like exp(-t) above and like t R below, so ln t from -45 to
+#: 3.8 leaves out less than 1e-15 for R up to 10^4.
+YAAP_STEP = 0.2
+YAAP_LOG_T = np.arange(-45.0, 3.8, YAAP_STEP)
+#: Units of work (about a nanosecond each, as the limit counts them) of one node, relevant
+#: document and position of a group's transform: 17-33 ns on TREC DL.
+YAAP_CELL = 16
+
+
+def _tied_sum_transform(c0: int, k0: int, a: int, b: int, tau: np.ndarray) -> np.ndarray:
+    """log E[exp(tau (S_g - S*))] for each tau (all of one sign), over the orderings of a
+    group of tied documents, S* = max S_g for tau > 0 and min S_g for tau < 0 (so the terms
+    stay at most 1).
+
+    The group starts after rank k0 and c0 relevant documents and holds a relevant and b other
+    documents; its j-th relevant document has x_j others above it, 0 <= x_1 <= ... <= x_a <=
+    b, each of the C(a + b, a) sequences equally likely, and adds p_j(x_j) = (c0 + j) / (k0 +
+    j + x_j) to S_g. The sum over the sequences of prod_j exp(tau p_j(x_j)) is built forward:
+    F_j(x) = exp(tau p_j(x)) sum_{x' <= x} F_{j-1}(x'), kept in range by a running scale.
+    """
+    x = np.arange(b + 1)
+    total = None
+    log_scale = np.zeros(len(tau))
+    for j in range(1, a + 1):
+        value = (c0 + j) / (k0 + j + x)
+        step = np.exp(tau[:, None] * (value - (value[0] if tau[0] > 0 else value[-1]))[None, :])
+        total = step if total is None else step * np.cumsum(total, axis=1)
+        peak = total.max(axis=1)
+        peak[peak <= 0] = 1.0
+        total /= peak[:, None]
+        log_scale += np.log(peak)
+    with np.errstate(divide="ignore"):
+        return np.log(total.sum(axis=1)) + log_scale - log_choose(a + b, a)

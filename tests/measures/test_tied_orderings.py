@@ -127,9 +127,10 @@ MEASURES = [
     "IPrecAvg",
     "IPrecAvg'",
     "G",
-    # without a closed form: scored in every ordering
     "YAAP",
+    "YAAP(rel=2)",
     "YAAP'",
+    # without a closed form: scored in every ordering
     "INST",
     "INST(output=ResETU)",
     "BPM(T=2,K=4)",
@@ -274,9 +275,9 @@ def test_a_measure_without_a_closed_form_is_refused_past_the_orderings_it_enumer
     # C(20, 10) = 184,756 orderings of one list
     q, run = _wide_tie(10, 20)
     with pytest.raises(ValueError) as err:
-        parse_measure("YAAP").compute(_tensor(run, q))
+        parse_measure("INST").compute(_tensor(run, q))
     assert str(err.value) == (
-        "YAAP: its expected value over tied orderings has no closed form, and run 'r', topic "
+        "INST: its expected value over tied orderings has no closed form, and run 'r', topic "
         f"'0' has about 1.85e+05 orderings of its tied documents, more than the {per_list:,} "
         "enumerated; order ties by trec_eval or input"
     )
@@ -286,7 +287,7 @@ def test_a_measure_without_a_closed_form_is_refused_past_the_orderings_it_enumer
     q, run = _wide_tie(7, 14, topics=100)
     assert per_list >= 3432 and in_all < 3432 * 100
     with pytest.raises(ValueError, match=r"about 3.43e\+05 orderings of tied documents in all"):
-        parse_measure("YAAP").compute(_tensor(run, q))
+        parse_measure("INST").compute(_tensor(run, q))
     # Ties among documents of one code change nothing: nothing is enumerated.
     q = Qrels.from_df(pd.DataFrame({"topic": ["1"] * 3, "doc": ["a", "b", "c"], "rel": [1, 0, 1]}))
     run = pd.DataFrame(
@@ -298,7 +299,7 @@ def test_a_measure_without_a_closed_form_is_refused_past_the_orderings_it_enumer
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plain = EvalTensor.build(RunSet.from_df(run), q)
-    assert parse_measure("YAAP").compute(calm) == parse_measure("YAAP").compute(plain)
+    assert parse_measure("INST").compute(calm) == parse_measure("INST").compute(plain)
 
 
 def test_orderings_are_the_distinct_arrangements_of_each_group_taken_jointly():
@@ -385,6 +386,7 @@ def test_expected_value_on_trec_dl_matches_random_orderings():
         "IPrec(recall=0.5,rel=2)",
         "IPrecAvg(rel=2)",
         "G",
+        "YAAP(rel=2)",
     ]
     exact = _expected(frame, qrels, measures).groupby(["run", "measure"]).mean()
     rng = np.random.default_rng(5)
@@ -424,9 +426,9 @@ def test_command_line_option_and_its_refusal(tmp_path, cli):
     np.testing.assert_allclose(got.loc[exact.index].to_numpy(), exact.to_numpy(), atol=1e-6)
     q.write_text("".join(f"0 0 d{i} {int(i < 10)}\n" for i in range(20)))
     r.write_text("".join(f"0 Q0 d{i} 1 1 r\n" for i in range(20)))
-    code, _, err = cli(["evaluate", q, r, "-m", "YAAP", "--ties", "expected"])
+    code, _, err = cli(["evaluate", q, r, "-m", "INST", "--ties", "expected"])
     assert code != 0
-    assert "YAAP: its expected value over tied orderings has no closed form, and run" in err
+    assert "INST: its expected value over tied orderings has no closed form, and run" in err
     assert len(err.strip().splitlines()) == 1
 
 
@@ -469,6 +471,8 @@ LARGE_TIES = [f"IPrec(recall={x})" for x in (0, 0.1, 0.2, 0.3, 0.5, 0.7, 1)] + [
     "G",
     "G(gain=exp)",
     "G(gains={0:1,1:3.5,2:9.0})",
+    "YAAP",
+    "YAAP(rel=2)",
 ]
 
 
@@ -522,17 +526,23 @@ def test_interpolated_precision_over_a_group_too_large_to_enumerate():
     assert parse_measure("IPrec(recall=0)").compute(tensor)[0, 0] == 1.0
 
 
-@pytest.mark.parametrize("name", ["IPrec(recall=0.5)", "G"])
+@pytest.mark.parametrize("name", ["IPrec(recall=0.5)", "G", "YAAP"])
 def test_large_tie_methods_are_refused_past_their_work_limit(name, monkeypatch):
     from metaeval.measures import base
+    from metaeval.measures.binary import YAAP_CELL, YAAP_LOG_T
 
     q, run = _wide_tie(10, 20)
     tensor = _tensor(run, q)
     monkeypatch.setattr(base, "TIED_MAXIMUM_CELLS", 100)
     with pytest.raises(ValueError) as err:
         parse_measure(name).compute(tensor)
-    # G: 16 a (rank, state, gain), here 20 ranks x 11 states x 1 gain
-    work = _work(10, 10, 5) if name.startswith("IPrec") else 16 * 20 * 11
+    # G: 16 a (rank, state, gain), here 20 ranks x 11 states x 1 gain; YAAP: 16 a cell of
+    # its two transforms at each node, each a steps over b + 1 positions
+    work = {
+        "IPrec(recall=0.5)": _work(10, 10, 5),
+        "G": 16 * 20 * 11,
+        "YAAP": YAAP_CELL * 2 * len(YAAP_LOG_T) * 10 * 11,
+    }[name]
     assert str(err.value) == (
         f"{name}: its exact expected value over tied orderings would take {work:.2g} steps, "
         f"more than the 1e+02 allowed (run 'r', topic '0' alone {work:.2g}); order ties by "
@@ -564,3 +574,24 @@ def test_g_over_a_group_too_large_to_enumerate():
     truth = np.sum(chance / np.log2(2 + x)) / 30
     got = parse_measure("G").compute(_tensor(run, q))
     np.testing.assert_allclose(got, [[truth]], rtol=1e-12)
+
+
+def test_yaap_over_a_group_too_large_to_enumerate():
+    # 2 relevant documents ranked first, then 3 relevant and 150 other documents tied, and 4
+    # relevant documents never retrieved (R = 9): C(153, 3) = 585,276 orderings, each scored
+    # here from the positions of the three tied relevant documents.
+    q = Qrels.from_df(
+        pd.DataFrame(
+            [("1", f"d{i}", int(i < 5)) for i in range(155)]
+            + [("1", f"x{i}", 1) for i in range(4)],
+            columns=["topic", "doc", "rel"],
+        )
+    )
+    run = pd.DataFrame({"run": "r", "topic": "1", "doc": [f"d{i}" for i in range(155)]}).assign(
+        score=[3.0, 2.0] + [1.0] * 153
+    )
+    positions = np.array(list(itertools.combinations(range(153), 3)))  # 0-based, in the group
+    s = 1.0 + 1.0 + np.sum(np.arange(3, 6) / (positions + 3.0), axis=1)
+    truth = np.mean(np.log((1.0 + s) / (1.0 + 9.0 - s)))
+    got = parse_measure("YAAP").compute(_tensor(run, q))
+    np.testing.assert_allclose(got, [[truth]], rtol=0, atol=1e-12)
