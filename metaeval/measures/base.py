@@ -53,7 +53,7 @@ BOUNDS = ("lo", "hi")
 #: without a closed-form expected value scores one by one (``ties="expected"``).
 ENUMERATED_ORDERINGS = (10_000, 200_000)
 #: Most cells of work (about a nanosecond each) the exact expected value over tied orderings of
-#: interpolated precision and of G may take for one measure; past it the measure is refused.
+#: interpolated precision, G and YAAP may take for one measure; past it the measure is refused.
 #: 11pt_avg takes 2.8e8 on TREC DL 2019 and 5.8e9 (6 s) on DL 2020.
 TIED_MAXIMUM_CELLS = 10**11
 #: The largest cutoff (@k): 2^31 - 1, longer than any ranked list.

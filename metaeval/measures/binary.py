@@ -1090,16 +1090,18 @@ class YAAP(BinaryMeasure):
             np.bincount(owner, weights=YAAP_CELL * 2 * len(t) * a * (b + 1), minlength=out.size),
         )
         lists, slot = np.unique(owner, return_inverse=True)
-        # log E[exp(t (S_g - max S_g))] and log E[exp(-t (S_g - min S_g))], summed per list
+        # log E[exp(t (S_g - max S_g))] and log E[exp(-t (S_g - min S_g))], summed per list,
+        # and the sums of max S_g and of min S_g
         up, down = np.zeros((len(lists), len(t))), np.zeros((len(lists), len(t)))
         high, low = np.zeros(len(lists)), np.zeros(len(lists))
         for i in range(len(blocks)):
             group = int(c0[i]), int(k0[i]), int(a[i]), int(b[i])
-            j = np.arange(1, group[2] + 1)
-            high[slot[i]] += np.sum((group[0] + j) / (group[1] + j))
-            low[slot[i]] += np.sum((group[0] + j) / (group[1] + j + group[3]))
-            up[slot[i]] += _tied_sum_transform(*group, t)
-            down[slot[i]] += _tied_sum_transform(*group, -t)
+            log_up, most = _tied_sum_transform(*group, t)
+            log_down, least = _tied_sum_transform(*group, -t)
+            up[slot[i]] += log_up
+            down[slot[i]] += log_down
+            high[slot[i]] += most
+            low[slot[i]] += least
         flat = out.reshape(-1)
         s0 = fixed.reshape(-1)[lists][:, None]
         r = n_rel[lists % tensor.n_topics][:, None]
@@ -1128,10 +1130,12 @@ YAAP_LOG_T = np.arange(-45.0, 3.8, YAAP_STEP)
 YAAP_CELL = 16
 
 
-def _tied_sum_transform(c0: int, k0: int, a: int, b: int, tau: np.ndarray) -> np.ndarray:
-    """log E[exp(tau (S_g - S*))] for each tau (all of one sign), over the orderings of a
-    group of tied documents, S* = max S_g for tau > 0 and min S_g for tau < 0 (so the terms
-    stay at most 1).
+def _tied_sum_transform(
+    c0: int, k0: int, a: int, b: int, tau: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """(log E[exp(tau (S_g - S*))] for each tau, S*) over the orderings of a group of tied
+    documents, the tau all of one sign and S* = max S_g for tau > 0, min S_g for tau < 0 (so
+    the terms stay at most 1).
 
     The group starts after rank k0 and c0 relevant documents and holds a relevant and b other
     documents; its j-th relevant document has x_j others above it, 0 <= x_1 <= ... <= x_a <=
@@ -1142,13 +1146,16 @@ def _tied_sum_transform(c0: int, k0: int, a: int, b: int, tau: np.ndarray) -> np
     x = np.arange(b + 1)
     total = None
     log_scale = np.zeros(len(tau))
+    reference = 0.0
     for j in range(1, a + 1):
         value = (c0 + j) / (k0 + j + x)
-        step = np.exp(tau[:, None] * (value - (value[0] if tau[0] > 0 else value[-1]))[None, :])
+        best = value[0] if tau[0] > 0 else value[-1]  # no others above it, or all of them
+        reference += best
+        step = np.exp(tau[:, None] * (value - best)[None, :])
         total = step if total is None else step * np.cumsum(total, axis=1)
         peak = total.max(axis=1)
         peak[peak <= 0] = 1.0
         total /= peak[:, None]
         log_scale += np.log(peak)
     with np.errstate(divide="ignore"):
-        return np.log(total.sum(axis=1)) + log_scale - log_choose(a + b, a)
+        return np.log(total.sum(axis=1)) + log_scale - log_choose(a + b, a), reference
