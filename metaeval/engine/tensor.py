@@ -599,28 +599,43 @@ class EvalTensor:
         plan = self._ordering_plan(limit, total)
         return self._orderings(plan, max(1, cells // self.depth))
 
+    def mixed_tie_groups(self) -> tuple[np.ndarray, list[tuple[int, np.ndarray, np.ndarray]]]:
+        """The groups of tied documents whose order matters (see :attr:`order_ties`).
+
+        Returns
+        -------
+        lists : ndarray of int64
+            The list each group is in, as run * n_topics + topic, in (list, rank) order.
+        groups : list of (start, codes, rows)
+            Each group's 0-based first rank and the codes and qrels rows of its n members;
+            members outside the qrels read UNPOOLED, row -1 (as removed judgments do).
+        """
+        tied, first, ends = self._mixed_tie_groups
+        group, _, codes, start, size = self.tied_entries()
+        rows = self.entry_row if self._kept is None else self.entry_row[self._kept]
+        groups = []
+        for a, b in zip(first, ends):
+            members = tied[a:b]
+            n = int(size[members[0]])
+            member_codes = np.full(n, UNPOOLED, dtype=codes.dtype)
+            member_codes[: len(members)] = codes[members]
+            member_rows = np.full(n, -1, dtype=np.int64)
+            member_rows[: len(members)] = rows[members]
+            groups.append((int(start[members[0]]), member_codes, member_rows))
+        return group[tied[first]].astype(np.int64), groups
+
     def _ordering_plan(self, limit: int, total: int) -> list[tuple]:
         """Per list with mixed groups: (list, fixed ranks, fixed rows, [(start, codes, rows)
         of each mixed group's n members]), after checking the number of orderings."""
         tied, first, ends = self._mixed_tie_groups
         if not len(first):
             return []
-        group, rank, codes, start, size = self.tied_entries()
+        group, rank, codes, _, _ = self.tied_entries()
         rows = self.entry_row if self._kept is None else self.entry_row[self._kept]
-        groups, log_counts = [], np.zeros(len(first))
-        for i, (a, b) in enumerate(zip(first, ends)):
-            members = tied[a:b]
-            n = int(size[members[0]])
-            # members outside the qrels (no entry) read UNPOOLED, as removed judgments do
-            member_codes = np.full(n, UNPOOLED, dtype=codes.dtype)
-            member_codes[: len(members)] = codes[members]
-            member_rows = np.full(n, -1, dtype=np.int64)
-            member_rows[: len(members)] = rows[members]
-            _, counts = np.unique(member_codes, return_counts=True)
-            # log of the number of distinct arrangements: n! / prod over codes of count!
-            log_counts[i] = math.lgamma(n + 1) - sum(math.lgamma(c + 1) for c in counts)
-            groups.append((int(start[members[0]]), member_codes, member_rows))
-        lists, which = np.unique(group[tied[first]].astype(np.int64), return_inverse=True)
+        group_lists, groups = self.mixed_tie_groups()
+        # log of the number of distinct arrangements: n! / prod over codes of count!
+        log_counts = np.array([log_arrangements(member_codes) for _, member_codes, _ in groups])
+        lists, which = np.unique(group_lists, return_inverse=True)
         per_list = np.bincount(which, weights=log_counts)
         over = np.flatnonzero(per_list > math.log(limit) + 1e-9)
         if len(over):
@@ -967,13 +982,18 @@ def _exp_text(log_value: float) -> str:
     return f"{mantissa:.3g}e+{exponent:02d}"
 
 
-def _arrangements(start: int, codes: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every distinct arrangement of one group of tied documents: (A, m) ranks and qrels
-    rows of its m members in the qrels, the group opening at rank ``start``. ``codes`` and
-    ``rows`` are its n members' (UNPOOLED, row -1: outside the qrels); members of one code are
-    interchangeable, so an arrangement is where each code's members go."""
-    values, counts = np.unique(codes, return_counts=True)
-    n = len(codes)
+def log_arrangements(items: np.ndarray) -> float:
+    """The log of the number of distinct arrangements of ``items``: n! / prod over the
+    distinct values of count!."""
+    _, counts = np.unique(items, return_counts=True)
+    return math.lgamma(len(items) + 1) - sum(math.lgamma(c + 1) for c in counts)
+
+
+def distinct_arrangements(items: np.ndarray) -> np.ndarray:
+    """Every distinct arrangement of ``items`` (equal items are interchangeable), as an
+    (A, n) array: where each value's items go, value by value."""
+    values, counts = np.unique(items, return_counts=True)
+    n = len(items)
     placed: list[np.ndarray] = []
 
     def place(arrangement: np.ndarray, free: list[int], i: int) -> None:
@@ -988,8 +1008,17 @@ def _arrangements(start: int, codes: np.ndarray, rows: np.ndarray) -> tuple[np.n
             here[[free[c] for c in chosen]] = values[i]
             place(here, [f for c, f in enumerate(free) if c not in taken], i + 1)
 
-    place(np.empty(n, dtype=codes.dtype), list(range(n)), 0)
-    arrangements = np.array(placed)  # (A, n) codes by position
+    place(np.empty(n, dtype=items.dtype), list(range(n)), 0)
+    return np.array(placed)
+
+
+def _arrangements(start: int, codes: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every distinct arrangement of one group of tied documents: (A, m) ranks and qrels
+    rows of its m members in the qrels, the group opening at rank ``start``. ``codes`` and
+    ``rows`` are its n members' (UNPOOLED, row -1: outside the qrels); members of one code are
+    interchangeable, so an arrangement is where each code's members go."""
+    values = np.unique(codes)
+    arrangements = distinct_arrangements(codes)  # (A, n) codes by position
     A = len(arrangements)
     ranks, member_rows = [], []
     for value in values[values != UNPOOLED]:

@@ -57,6 +57,7 @@ from metaeval.measures._common import (
 )
 from metaeval.measures.base import MAX_CUTOFF, Measure, MeasureValueError, field_types, register
 from metaeval.measures.bounds import monotone_bounds
+from metaeval.measures.cwl_ties import expected_adaptive
 from metaeval.measures.graded import (
     MAX_PARAMETER,
     GainsMap,
@@ -362,8 +363,22 @@ class CWLMeasure(Measure):
     # ------------------------------------------------------------------ the model
     def continuation(self, gains: np.ndarray, ranks: _Ranks) -> np.ndarray:
         """C(i) for ranks 1..n: shape (n,) when it does not depend on the gains, else
-        (rows, n), ``gains`` being (rows, n)."""
+        (rows, n), ``gains`` being (rows, n). By default from :meth:`step_continuation`."""
+        return self.step_continuation(np.cumsum(gains, axis=1), gains, slice(None), ranks)
+
+    def step_continuation(self, found, gain, at, ranks: _Ranks) -> np.ndarray:
+        """C(i) of a measure whose C reads only the rank i, the gain g(i) of the item there
+        (``gain``) and the gain G(i) = g(1) + ... + g(i) found down to it (``found``), at the
+        0-based ranks ``at`` (an index or a slice of :class:`_Ranks`' vectors); arrays
+        broadcast. Such a measure (INST, BPM, IFT, NERR) has its expected value over tied
+        orderings computed state by state, not ordering by ordering
+        (:mod:`metaeval.measures.cwl_ties`)."""
         raise NotImplementedError
+
+    @property
+    def reads_its_state(self) -> bool:
+        """Whether C(i) reads only i, g(i) and G(i) (:meth:`step_continuation`)."""
+        return type(self).step_continuation is not CWLMeasure.step_continuation
 
     def weights(self, gains: np.ndarray, ranks: _Ranks) -> tuple[np.ndarray, np.ndarray]:
         """W(i) and L(i) for ranks 1..n, each (n,) or (rows, n)."""
@@ -458,11 +473,15 @@ class CWLMeasure(Measure):
         return self._expected_outputs(tensor)
 
     def _expected_outputs(self, tensor: EvalTensor) -> np.ndarray:
-        """The expected value of the other outputs: that of a measure of fixed W and L (a
-        measure whose C(i) follows the gains overrides this, or scores every ordering)."""
-        if not self.fixed_weights:
-            return Measure._expected(self, tensor)  # C(i) follows the gains: enumerated
-        return self._compute_fixed(tensor, expected=True)
+        """The expected value of the other outputs: in closed form for a measure of fixed W
+        and L, by a recursion over the tied items' gains for one whose C(i) reads only i, g(i)
+        and G(i) (:mod:`~metaeval.measures.cwl_ties`); the others (CWL_RR, CWL_AP) override
+        this, or score every ordering."""
+        if self.fixed_weights:
+            return self._compute_fixed(tensor, expected=True)
+        if self.reads_its_state:
+            return expected_adaptive(self, tensor)
+        return Measure._expected(self, tensor)  # C(i) reads more: every ordering is scored
 
     def _compute_fixed(self, tensor: EvalTensor, expected: bool = False) -> np.ndarray:
         """Every output of a measure whose W and L do not depend on the gains, from the judged
@@ -1066,9 +1085,9 @@ class INST(CWLMeasure):
         "the measurement of search effectiveness', ACM TOIS 2017 (INST, ADCS 2015)"
     )
 
-    def continuation(self, gains, ranks):
+    def step_continuation(self, found, gain, at, ranks):
         # i + T + T(i), T(i) = T - G(i), as cwl_eval adds it
-        total = ranks.i + self.T + (self.T - np.cumsum(gains, axis=1))
+        total = ranks.i[at] + self.T + (self.T - found)
         return ((total - 1.0) / total) ** 2
 
 
@@ -1111,9 +1130,10 @@ class BPM(_BPMBase):
         "model', SIGIR 2017"
     )
 
-    def continuation(self, gains, ranks):
-        benefit = np.logical_and.accumulate(np.cumsum(gains, axis=1) < self.T, axis=1)
-        return (benefit & self._cost_budget(ranks)).astype(np.float64)
+    def step_continuation(self, found, gain, at, ranks):
+        # cwl_eval keeps C(i) at 0 after the first 0; the reach is 0 from there on whatever C
+        # reads, so the outputs are the same
+        return ((found < self.T) & (ranks.cum_costs[at] < self.K)).astype(np.float64)
 
 
 @register(aliases=("BPMD",))
@@ -1180,13 +1200,13 @@ class BPM_dynamic(_BPMBase):
 class _IFT(CWLMeasure):
     """The goal and rate terms of the IFT measures (Azzopardi, Thomas & Craswell 2018)."""
 
-    def goal(self, gains: np.ndarray) -> np.ndarray:
-        """C1(i) = 1 - 1 / (1 + b1 e^((T - G(i)) R1))."""
-        return 1.0 - 1.0 / (1.0 + self.b1 * np.exp((self.T - np.cumsum(gains, axis=1)) * self.R1))
+    def goal(self, found) -> np.ndarray:
+        """C1(i) = 1 - 1 / (1 + b1 e^((T - G(i)) R1)), ``found`` being G(i)."""
+        return 1.0 - 1.0 / (1.0 + self.b1 * np.exp((self.T - found) * self.R1))
 
-    def rate(self, gains: np.ndarray, ranks: _Ranks) -> np.ndarray:
-        """C2(i) = 1 / (1 + b2 e^((A - G(i)/K(i)) R2))."""
-        rate = np.cumsum(gains, axis=1) / ranks.cum_costs
+    def rate(self, found, at, ranks: _Ranks) -> np.ndarray:
+        """C2(i) = 1 / (1 + b2 e^((A - G(i)/K(i)) R2)) at the 0-based ranks ``at``."""
+        rate = found / ranks.cum_costs[at]
         return 1.0 / (1.0 + self.b2 * np.exp((self.A - rate) * self.R2))
 
 
@@ -1236,8 +1256,8 @@ class IFT_goal(_IFT):
         _required(self, ("T", "b1", "R1"), "IFT_goal(T=2,b1=0.9,R1=10)")
         super()._validate()
 
-    def continuation(self, gains, ranks):
-        return self.goal(gains)
+    def step_continuation(self, found, gain, at, ranks):
+        return self.goal(found)
 
 
 @register(aliases=("IFT_C2",))
@@ -1276,8 +1296,8 @@ class IFT_rate(_IFT):
         _required(self, ("A", "b2", "R2"), "IFT_rate(A=0.2,b2=0.9,R2=10)")
         super()._validate()
 
-    def continuation(self, gains, ranks):
-        return self.rate(gains, ranks)
+    def step_continuation(self, found, gain, at, ranks):
+        return self.rate(found, at, ranks)
 
 
 @register(aliases=("IFT_C1_C2",))
@@ -1330,14 +1350,16 @@ class IFT_goal_rate(_IFT):
 
     ranged_continuation = True
 
-    def continuation(self, gains, ranks):
-        return self.goal(gains) * self.rate(gains, ranks)
+    def step_continuation(self, found, gain, at, ranks):
+        return self.goal(found) * self.rate(found, at, ranks)
 
     def continuation_range(self, low, high, ranks):
         # C1 falls and C2 rises with the gains, and both are >= 0
+        low, high = np.cumsum(low, axis=1), np.cumsum(high, axis=1)
+        every = slice(None)
         return (
-            self.goal(high) * self.rate(low, ranks),
-            self.goal(low) * self.rate(high, ranks),
+            self.goal(high) * self.rate(low, every, ranks),
+            self.goal(low) * self.rate(high, every, ranks),
         )
 
 
@@ -1380,8 +1402,8 @@ class NERR_eq8(_NERR):
     cutoff_required = True
     formula = "C(i) = 1 - g(i) for i < k, 0 beyond"
 
-    def continuation(self, gains, ranks):
-        return np.where(ranks.i < self.k, 1.0 - gains, 0.0)
+    def step_continuation(self, found, gain, at, ranks):
+        return np.where(ranks.i[at] < self.k, 1.0 - gain, 0.0)
 
 
 @register(aliases=("NERReq9",))
@@ -1404,9 +1426,9 @@ class NERR_eq9(_NERR):
     cutoff_required = True
     formula = "C(i) = (i/(i+1)) (1 - g(i)) for i < k, 0 beyond"
 
-    def continuation(self, gains, ranks):
-        i = ranks.i
-        return np.where(i < self.k, (i / (i + 1.0)) * (1.0 - gains), 0.0)
+    def step_continuation(self, found, gain, at, ranks):
+        i = ranks.i[at]
+        return np.where(i < self.k, (i / (i + 1.0)) * (1.0 - gain), 0.0)
 
 
 @register(aliases=("NERReq10",))
@@ -1428,8 +1450,8 @@ class NERR_eq10(_NERR):
     _constraints: ClassVar[dict] = {"phi": _PROBABILITY}
     formula = "C(i) = phi (1 - g(i))"
 
-    def continuation(self, gains, ranks):
-        return self.phi * (1.0 - gains)
+    def step_continuation(self, found, gain, at, ranks):
+        return self.phi * (1.0 - gain)
 
 
 @register(aliases=("NERReq11",))
@@ -1451,9 +1473,9 @@ class NERR_eq11(_NERR):
     _constraints: ClassVar[dict] = {"T": _POSITIVE}
     formula = "C(i) = ((i + 2T - 1)/(i + 2T))^2 (1 - g(i))"
 
-    def continuation(self, gains, ranks):
-        i = ranks.i
-        return ((i + 2.0 * self.T - 1.0) / (i + 2.0 * self.T)) ** 2 * (1.0 - gains)
+    def step_continuation(self, found, gain, at, ranks):
+        i = ranks.i[at]
+        return ((i + 2.0 * self.T - 1.0) / (i + 2.0 * self.T)) ** 2 * (1.0 - gain)
 
 
 __all__ = [
