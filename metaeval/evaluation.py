@@ -258,8 +258,8 @@ def evaluate(
         at once: ``expected`` gives each measure's expected value over the orderings of each
         group of tied documents (McSherry & Najork, ECIR 2008), so that runs differing only in
         their document ids score the same. ``expected`` applies to runs given as objects too.
-        INST, BPM, IFT and NERR follow the tied items' gains state by state (their EU to
-        1e-10); a measure without either (BPM_dynamic, CWL_AP's ETU, ETC and ED, plugins)
+        INST, BPM, IFT, NERR and CWL_AP follow the tied items' gains state by state (the
+        EU of the first four to 1e-10); a measure without either (BPM_dynamic, plugins)
         scores every ordering of a list's tied documents (docs/methods.md §6.6), and is
         refused where a list has more than 10,000 of them.
     depth : int, optional

@@ -57,7 +57,7 @@ from metaeval.measures._common import (
 )
 from metaeval.measures.base import MAX_CUTOFF, Measure, MeasureValueError, field_types, register
 from metaeval.measures.bounds import monotone_bounds
-from metaeval.measures.cwl_ties import expected_adaptive
+from metaeval.measures.cwl_ties import expected_adaptive, expected_cwl_ap
 from metaeval.measures.graded import (
     MAX_PARAMETER,
     GainsMap,
@@ -1024,10 +1024,11 @@ class CWL_AP(CWLMeasure):
         # EU = sum_i g(i) G(i)/i / sum_j g(j): E[G(i)/i] of each gain item over tied orderings
         # (TiedHits.expected_precision, weighted by the gains), over the gains within the
         # depth, which no order changes unless a tie group crosses the depth. The other outputs
-        # divide by sum_j g(j)/j, which the order changes: those, and EU where a group
-        # crosses the depth, are scored in every ordering.
+        # divide by S(1) = sum_j g(j)/j, which the order changes: through the Laplace transform
+        # of S(1) (expected_cwl_ap). Where a group crosses the depth, every ordering is scored.
         if self.output != "EU":
-            return super()._expected_outputs(tensor)
+            found = expected_cwl_ap(self, tensor)
+            return Measure._expected(self, tensor) if found is None else found
         table = self.gain_values(tensor.levels)
         hits = tied_hits(tensor, lambda codes: positive_at(table, codes), self.max_depth)
         crossing = (hits.tie_start < self.max_depth) & (

@@ -1,6 +1,7 @@
 """The expected outputs over tied orderings of the adaptive C/W/L measures whose C(i) reads
 only the rank i, the gain g(i) there and the gain G(i) found down to it: INST, BPM, IFT and
-NERR (docs/methods.md §6.6).
+NERR (docs/methods.md §6.6); and CWL_AP's outputs through the Laplace transform of its S(1)
+(:func:`expected_cwl_ap`), on the same states.
 
 Inside a group of tied items, every distinct arrangement of the group's gains equally likely,
 the gains placed so far form a Markov chain: the state after p items of a group is how many
@@ -64,29 +65,51 @@ MAX_GROUP_STATES = 1 << 20
 #: Work per state held, rank and gain of a group, in the cells of the work limit (about 1 ns
 #: each): 30 ns on the groups of TREC DL 2020.
 _STATE_CELL = 30
+#: The step in ln t of the trapezoid rule for CWL_AP's E[1/S(1)] and E[T/S(1)].
+CWL_AP_STEP = 0.2
+#: Work per Laplace node, state held, rank and gain of CWL_AP's groups: 10 ns on the groups
+#: of TREC DL 2019 (4.5e8 of them, 286 nodes).
+_LAPLACE_CELL = 10
 
 
 def expected_adaptive(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
     """The (S, T) expected value of ``measure``'s output over the orderings of every group of
     tied documents; lists whose groups change nothing keep their value."""
-    from metaeval.measures.cwl import _code_rows, _Ranks
+    from metaeval.measures.cwl import _Ranks
 
     values = np.array(measure._compute(tensor), dtype=np.float64)
-    group_lists, groups = tensor.mixed_tie_groups()
-    if not len(group_lists):
-        return values
-    table = measure.gain_values(tensor.levels)
     ranks = _Ranks(measure.max_depth, measure.cost)
+    plans, cells = _plan(measure, tensor, ranks)
+    refuse_costly_ties(measure, tensor, _STATE_CELL * cells)
     residual = measure.output.startswith("Res")
     key = measure.output[3:] if residual else measure.output
+    step = measure.step_continuation
+    # C(i) of IFT can overflow exp() to inf, its limit: 1 / (1 + inf) = 0 is the value; and
+    # C is computed, then set aside, at the states no path reaches (INST divides by 0 there)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        _fill(values.reshape(-1), plans, key, residual, measure, tensor, step, ranks)
+    return values
+
+
+def _plan(measure, tensor: EvalTensor, ranks: _Ranks) -> tuple[list[tuple], np.ndarray]:
+    """(list, [(gains, spans) of the lower bound, and of the upper one for a residual]) of
+    every list with a group inside the depth whose order changes a gain (see :func:`_gains`),
+    after refusing a group with too many states; and the work of each list (run * T + topic),
+    in states held, ranks and gains of its groups."""
+    from metaeval.measures.cwl import _code_rows
+
+    cells = np.zeros(tensor.n_runs * tensor.n_topics)
+    group_lists, groups = tensor.mixed_tie_groups()
+    if not len(group_lists):
+        return [], cells
+    table = measure.gain_values(tensor.levels)
     lists, where = np.unique(group_lists, return_inverse=True)
     by_list = [[] for _ in lists]
     for g, (start, codes, _) in zip(where, groups):
         if start < ranks.n:
             by_list[g].append((start, codes))
-    sides_of = ("lo", "hi") if residual else ("lo",)
+    sides_of = ("lo", "hi") if measure.output.startswith("Res") else ("lo",)
     plans = []
-    cells = np.zeros(tensor.n_runs * tensor.n_topics)
     for lst, mine in zip(lists, by_list):
         codes = _code_rows(tensor, int(lst), int(lst) + 1, ranks.n)[0]
         sides = [_gains(measure, table, side, codes, mine) for side in sides_of]
@@ -97,15 +120,9 @@ def expected_adaptive(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
                 states = _states(counts)
                 if states > MAX_GROUP_STATES:
                     _refuse_states(measure, tensor, int(lst), states)
-                cells[lst] += _STATE_CELL * states * int(counts.sum()) * len(counts)
+                cells[lst] += states * int(counts.sum()) * len(counts)
         plans.append((int(lst), sides))
-    refuse_costly_ties(measure, tensor, cells)
-    step = measure.step_continuation
-    # C(i) of IFT can overflow exp() to inf, its limit: 1 / (1 + inf) = 0 is the value; and
-    # C is computed, then set aside, at the states no path reaches (INST divides by 0 there)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        _fill(values.reshape(-1), plans, key, residual, measure, tensor, step, ranks)
-    return values
+    return plans, cells
 
 
 def _fill(flat, plans, key, residual, measure, tensor, step, ranks) -> None:
@@ -223,49 +240,167 @@ def _stretch(step, ranks, gains, a: int, b: int, state, found, total):
     return np.array([x[-1] for x in sums]), found[-1], _binary(C)
 
 
-def _group(step, ranks, start: int, values, counts, state, found, total):
-    """The ranks of one group of tied items; the list's state after it (None when the depth n
-    cuts it).
+class _Box:
+    """The states of one group of tied items, depth by depth.
 
     After p items of the group, a state is how many of each gain it has placed; the count of
     the most frequent gain is p minus the others', so the states of every p are held in one
     array over the other gains' counts (its cells that p cannot reach hold nothing), and an
     item moves a state one step along its gain's axis (along none for the most frequent gain).
-    Every gain is taken at once, on a first axis."""
-    m, K = int(counts.sum()), len(counts)
-    big = int(np.argmax(counts))
-    others = [k for k in range(K) if k != big]
-    shape = tuple(int(counts[k]) + 1 for k in others)
-    placed = np.indices(shape, sparse=True)  # the other gains' counts, one axis each
-    placed_others = sum(placed)
-    found_others = found + sum(x * (values[k] - values[big]) for x, k in zip(placed, others))
-    gain = values.reshape(K, *(1,) * len(shape))
-    left = np.empty((K, *shape))  # the items of each gain still to come
-    for axis, k in enumerate(others):
-        left[k] = counts[k] - placed[axis]
-    sums = np.zeros((len(state), *shape))
-    sums[(slice(None),) + (0,) * len(shape)] = state
+    Arrays of the box may have leading axes (moments, Laplace nodes) before a gain axis."""
+
+    def __init__(self, values, counts, found: float):
+        self.values, self.counts = values, counts
+        self.m, K = int(counts.sum()), len(counts)
+        self.big = int(np.argmax(counts))
+        self.others = [k for k in range(K) if k != self.big]
+        self.shape = tuple(int(counts[k]) + 1 for k in self.others)
+        placed = np.indices(self.shape, sparse=True)  # the other gains' counts, an axis each
+        self.placed_others = sum(placed)
+        self.found_others = found + sum(
+            x * (values[k] - values[self.big]) for x, k in zip(placed, self.others)
+        )
+        self.gain = values.reshape(K, *(1,) * len(self.shape))  # on the gain axis
+        self.left = np.empty((K, *self.shape))  # the items of each gain still to come
+        for axis, k in enumerate(self.others):
+            self.left[k] = counts[k] - placed[axis]
+
+    def start(self, state) -> np.ndarray:
+        """An array of the box holding ``state`` (leading axes) at the empty state."""
+        state = np.asarray(state, dtype=np.float64)
+        out = np.zeros((*state.shape, *self.shape))
+        out[(...,) + (0,) * len(self.shape)] = state
+        return out
+
+    def step(self, p: int):
+        """At depth p, for each gain (first axis) and state: whether an item of that gain can
+        come next, the chance that it does, and G(i) once it has."""
+        placed_big = p - self.placed_others
+        self.left[self.big] = self.counts[self.big] - placed_big
+        can = (placed_big >= 0) & (self.left > 0)
+        share = np.where(can, self.left / (self.m - p), 0.0)
+        found = self.found_others + p * self.values[self.big] + self.gain
+        return can, share, found
+
+    def advance(self, moved: np.ndarray) -> np.ndarray:
+        """The states one item on: ``moved`` (..., gains, *box) the mass that an item of each
+        gain takes from each state, summed where it lands."""
+        d = len(self.shape)
+        out = np.take(moved, self.big, axis=-d - 1).copy()
+        for axis, k in enumerate(self.others):  # one more item of gain k: along its axis
+            to = [slice(None)] * out.ndim
+            source = list(to)
+            to[out.ndim - d + axis] = slice(1, None)
+            source[out.ndim - d + axis] = slice(None, -1)
+            out[tuple(to)] += np.take(moved, k, axis=-d - 1)[tuple(source)]
+        return out
+
+    def end(self, array: np.ndarray) -> np.ndarray:
+        """The leading axes of ``array`` at the state with every item placed."""
+        return array[(...,) + (-1,) * len(self.shape)]
+
+
+def _group(step, ranks, start: int, values, counts, state, found, total):
+    """The ranks of one group of tied items (:class:`_Box`); the list's state after it (None
+    when the depth n cuts it)."""
+    box = _Box(values, counts, found)
+    sums = box.start(state)
     binary = True
-    for p in range(min(m, ranks.n - start)):
-        placed_big = p - placed_others
-        left[big] = counts[big] - placed_big
-        can = (placed_big >= 0) & (left > 0)
-        parts = np.where(can, left / (m - p), 0.0) * sums[:, None]
-        now = found_others + p * values[big] + gain
-        C = np.where(can, step(now, gain, start + p, ranks), 0.0)
+    for p in range(min(box.m, ranks.n - start)):
+        can, share, now = box.step(p)
+        parts = share * sums[:, None]
+        C = np.where(can, step(now, box.gain, start + p, ranks), 0.0)
         binary = binary and _binary(C[can])
-        _add(total, parts, gain, now, C, start + p, ranks)
-        moved = np.array(_moved(parts, C, gain))
-        sums = moved[:, big].copy()
-        for axis, k in enumerate(others):  # one more item of gain k: a step along its axis
-            to = [slice(None)] * (len(shape) + 1)
-            to[axis + 1] = slice(1, None)
-            start_of = list(to)
-            start_of[axis + 1] = slice(None, -1)
-            sums[tuple(to)] += moved[:, k][tuple(start_of)]
-    if start + m > ranks.n:
+        _add(total, parts, box.gain, now, C, start + p, ranks)
+        sums = box.advance(np.array(_moved(parts, C, box.gain)))
+    if start + box.m > ranks.n:
         return None, None, binary
-    return sums[(slice(None),) + (-1,) * len(shape)], found + float(values @ counts), binary
+    return box.end(sums), found + float(values @ counts), binary
+
+
+def expected_cwl_ap(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray | None:
+    """CWL_AP's ETU, ETC and ED over tied orderings, their residuals and ResEU (its EU has a
+    closed form); None when a group crosses the depth n, whose gain within it the order then
+    changes (every ordering is scored instead).
+
+    Its reach is S(i)/S(1), S(i) = sum_{j>=i} g(j)/j, so with G(n) the gain within the depth
+    and T = sum_i g(i) G(i)/i: ED = G(n)/S(1), ETC = cost ED, ETU = T/S(1) and EU = T/G(n).
+    Over tied orderings G(n) is fixed, and E[1/S] = int_0^inf E[exp(-t S)] dt,
+    E[T/S] = int_0^inf E[T exp(-t S)] dt, whose integrands follow state by state
+    (:class:`_Box`): an item of gain g at rank i multiplies every path by exp(-t g/i) and
+    adds g G(i)/i to T. The integrals are the trapezoid rule in ln t, step
+    :data:`CWL_AP_STEP`, from -45 to where t S(1) >= 50 whatever the order."""
+    from metaeval.measures.cwl import _Ranks
+
+    values = np.array(measure._compute(tensor), dtype=np.float64)
+    ranks = _Ranks(measure.max_depth, measure.cost)
+    table = measure.gain_values(tensor.levels)
+    residual = measure.output.startswith("Res")
+    key = measure.output[3:] if residual else measure.output
+    if key == "EU":  # E[T] alone: the transform at t = 0
+        t = np.zeros(1)
+    else:
+        least = min(float(table[table > 0].min(initial=np.inf)), measure.max_gain)
+        t = np.exp(np.arange(-45.0, math.log(50.0 * ranks.n / least) + CWL_AP_STEP, CWL_AP_STEP))
+    plans, cells = _plan(measure, tensor, ranks)
+    groups = [group for _, sides in plans for _, spans in sides for group in spans]
+    if any(start + counts.sum() > ranks.n for start, _, counts in groups):
+        return None
+    refuse_costly_ties(measure, tensor, _LAPLACE_CELL * len(t) * cells)
+    flat = values.reshape(-1)
+    with np.errstate(under="ignore"):
+        for lst, sides in plans:
+            out = [_ap_output(key, gains, spans, t, ranks) for gains, spans in sides]
+            flat[lst] = out[1] - out[0] if residual else out[0]
+    return values
+
+
+def _ap_output(key: str, gains, spans, t, ranks: _Ranks) -> float:
+    """E[output] of CWL_AP on one list, from E[exp(-t S)] and E[T exp(-t S)] at the nodes t
+    (t = 0 alone for EU)."""
+    F, H = np.ones(len(t)), np.zeros(len(t))  # E[exp(-t S)], E[T exp(-t S)] so far
+    found, at = 0.0, 0
+    for start, values, counts in spans:
+        if start > at:
+            F, H, found = _ap_stretch(gains, at, start, F, H, found, t, ranks)
+        F, H, found = _ap_group(start, values, counts, F, H, found, t, ranks)
+        at = start + int(counts.sum())
+    if at < ranks.n:
+        F, H, found = _ap_stretch(gains, at, ranks.n, F, H, found, t, ranks)
+    if found == 0.0:  # no gain within the depth: C = 0, the user reads the first item
+        return {"EU": 0.0, "ETU": 0.0, "ED": 1.0, "ETC": ranks.costs[0]}[key]
+    if key == "EU":
+        return H[0] / found
+    weights = CWL_AP_STEP * t  # dt = t d(ln t)
+    if key == "ETU":
+        return float(weights @ H)
+    depth = found * float(weights @ F)  # ED = G(n) E[1/S]
+    return depth if key == "ED" else depth * ranks.costs[0]  # ETC
+
+
+def _ap_stretch(gains, a: int, b: int, F, H, found: float, t, ranks: _Ranks):
+    """Ranks a..b-1 of fixed gains: S grows by sum g/i and T by sum g G/i."""
+    gain, i = gains[a:b], ranks.i[a:b]
+    G = np.cumsum(np.concatenate(([found], gain)))[1:]
+    factor = np.exp(-t * float(np.sum(gain / i)))
+    return F * factor, (H + F * float(np.sum(gain * G / i))) * factor, G[-1]
+
+
+def _ap_group(start: int, values, counts, F, H, found: float, t, ranks: _Ranks):
+    """The ranks of one group of tied items, inside the depth."""
+    box = _Box(values, counts, found)
+    F, H = box.start(F), box.start(H)
+    nodes = t.reshape(-1, *(1,) * (len(box.shape) + 1))
+    for p in range(box.m):
+        _, share, now = box.step(p)
+        i = ranks.i[start + p]
+        factor = np.exp(-nodes * box.gain / i)
+        reach = share * F[:, None]
+        F, H = (
+            box.advance(reach * factor),
+            box.advance((share * H[:, None] + reach * (box.gain * now / i)) * factor),
+        )
+    return box.end(F), box.end(H), found + float(values @ counts)
 
 
 def _states(counts) -> int:

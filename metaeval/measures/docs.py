@@ -31,8 +31,9 @@ right after the name selects the **condensed-list variant** (judged documents on
 over the orderings of tied documents (`docs/methods.md` §6.6): in closed form or, for
 interpolated precision and G, from the distribution of each tie group's best precision or gain
 above each rank, and for YAAP through its Laplace transform; INST, BPM, IFT and NERR state by
-state over the tied items' gains (their EU to 1e-10); a few measures (BPM_dynamic, CWL_AP's
-outputs but EU and EC) score every ordering, refused when a list has more than 10,000 of them.
+state over the tied items' gains (their EU to 1e-10), CWL_AP's other outputs through the
+Laplace transform of its S(1); BPM_dynamic scores every ordering, refused when a list has more
+than 10,000 of them.
 
 **Conventions.** Relevant means grade >= `rel` (default 1). Unjudged documents (absent from
 the qrels, or qrels grade -1) count as non-relevant with gain 0, except where a measure says
