@@ -154,6 +154,8 @@ MEASURES = [
     "CWL_AP(output=ResED,gain=grade,max_gain=3)",
     "CWL_AP(max_depth=4)",
     "CWL_AP(output=ETC,max_depth=4,cost=2)",
+    "CWL_AP'(output=ED)",
+    "INST'(output=ResETU)",
     # without a closed form: scored in every ordering
     "BPM_dynamic(output=ETU)",
 ]
