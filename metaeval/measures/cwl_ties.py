@@ -166,25 +166,30 @@ def _moments(step, ranks: _Ranks, gains, spans, second: bool) -> tuple[np.ndarra
     orderings of its groups ``spans`` (the gains of the other ranks in ``gains``), and whether
     every C(i) met was 0 or 1. Without ``second``, only the first moments (E[X], E[Y], E[ETU],
     E[ETC]); the others are then 0."""
-    n = ranks.n
     total = np.zeros(7)
-    state = np.array([1.0, 1.0, 0.0, 0.0] if second else [1.0])  # A, B, U, V at rank 1
-    found = 0.0  # G(0)
-    binary = True
+    start = (np.array([1.0, 1.0, 0.0, 0.0] if second else [1.0]), 0.0, True)  # rank 1, G(0)
+    *_, binary = _walk(
+        spans,
+        ranks.n,
+        start,
+        lambda a, b, state: _stretch(step, ranks, gains, a, b, state, total),
+        lambda at, values, counts, state: _group(step, ranks, at, values, counts, state, total),
+    )
+    return total, binary
+
+
+def _walk(spans, n: int, state, stretch, group):
+    """``state`` carried down one list to the depth n: ``stretch(a, b, state)`` over each run
+    of fixed ranks a..b-1, ``group(start, values, counts, state)`` over each group."""
     at = 0
     for start, values, counts in spans:
         if start > at:
-            state, found, flag = _stretch(step, ranks, gains, at, start, state, found, total)
-            binary &= flag
-        state, found, flag = _group(step, ranks, start, values, counts, state, found, total)
-        binary &= flag
+            state = stretch(at, start, state)
+        state = group(start, values, counts, state)
         at = start + int(counts.sum())
         if at >= n:
-            return total, binary
-    if at < n:
-        *_, flag = _stretch(step, ranks, gains, at, n, state, found, total)
-        binary &= flag
-    return total, binary
+            return state
+    return stretch(at, n, state) if at < n else state
 
 
 def _add(total, sums, gain, found, C, at, ranks: _Ranks) -> None:
@@ -194,7 +199,7 @@ def _add(total, sums, gain, found, C, at, ranks: _Ranks) -> None:
     total[_X] += np.sum(A * gain)
     total[_Y] += np.sum(A)
     stopping = A * (1.0 - C)
-    total[_ETU] += np.vdot(stopping, found) if np.ndim(found) else stopping.sum() * found
+    total[_ETU] += np.vdot(stopping, found)
     total[_ETC] += np.sum(stopping * ranks.cum_costs[at])
     if len(sums) == 1:
         return
@@ -218,10 +223,12 @@ def _moved(sums, C, gain):
     return [C * A, C * C * B, C * (U + B), C * (V + gain * B)]
 
 
-def _stretch(step, ranks, gains, a: int, b: int, state, found, total):
-    """Ranks a..b-1 of fixed gains from ``state``, in one vector step: with rho(j) the
-    product of C over a..j-1, A(j) = A rho, B(j) = B rho^2, U(j) = rho (U + B sum rho) and
-    V(j) = rho (V + B sum rho g), the sums over the ranks before j."""
+def _stretch(step, ranks, gains, a: int, b: int, state, total):
+    """Ranks a..b-1 of fixed gains from ``state`` (A.., G, whether every C was 0 or 1), in one
+    vector step: with rho(j) the product of C over a..j-1, A(j) = A rho, B(j) = B rho^2,
+    U(j) = rho (U + B sum rho) and V(j) = rho (V + B sum rho g), the sums over the ranks
+    before j."""
+    state, found, binary = state
     gain = gains[a:b]
     at = np.arange(a, b)
     found = np.cumsum(np.concatenate(([found], gain)))[1:]  # one addition at a time
@@ -237,7 +244,7 @@ def _stretch(step, ranks, gains, a: int, b: int, state, found, total):
         tau = np.concatenate(([0.0], np.cumsum(rho[:-1] * gain)))
         sums = [A * rho, B * rho**2, rho * (U + B * sigma), rho * (V + B * tau)]
     _add(total, [x[:-1] for x in sums], gain, found, C, at, ranks)
-    return np.array([x[-1] for x in sums]), found[-1], _binary(C)
+    return np.array([x[-1] for x in sums]), found[-1], binary and _binary(C)
 
 
 class _Box:
@@ -300,12 +307,12 @@ class _Box:
         return array[(...,) + (-1,) * len(self.shape)]
 
 
-def _group(step, ranks, start: int, values, counts, state, found, total):
+def _group(step, ranks, start: int, values, counts, state, total):
     """The ranks of one group of tied items (:class:`_Box`); the list's state after it (None
     when the depth n cuts it)."""
+    state, found, binary = state
     box = _Box(values, counts, found)
     sums = box.start(state)
-    binary = True
     for p in range(min(box.m, ranks.n - start)):
         can, share, now = box.step(p)
         parts = share * sums[:, None]
@@ -358,15 +365,13 @@ def expected_cwl_ap(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray | Non
 def _ap_output(key: str, gains, spans, t, ranks: _Ranks) -> float:
     """E[output] of CWL_AP on one list, from E[exp(-t S)] and E[T exp(-t S)] at the nodes t
     (t = 0 alone for EU)."""
-    F, H = np.ones(len(t)), np.zeros(len(t))  # E[exp(-t S)], E[T exp(-t S)] so far
-    found, at = 0.0, 0
-    for start, values, counts in spans:
-        if start > at:
-            F, H, found = _ap_stretch(gains, at, start, F, H, found, t, ranks)
-        F, H, found = _ap_group(start, values, counts, F, H, found, t, ranks)
-        at = start + int(counts.sum())
-    if at < ranks.n:
-        F, H, found = _ap_stretch(gains, at, ranks.n, F, H, found, t, ranks)
+    F, H, found = _walk(  # E[exp(-t S)], E[T exp(-t S)], and G(n): no group crosses n
+        spans,
+        ranks.n,
+        (np.ones(len(t)), np.zeros(len(t)), 0.0),
+        lambda a, b, state: _ap_stretch(gains, a, b, *state, t, ranks),
+        lambda at, values, counts, state: _ap_group(at, values, counts, *state, t, ranks),
+    )
     if found == 0.0:  # no gain within the depth: C = 0, the user reads the first item
         return {"EU": 0.0, "ETU": 0.0, "ED": 1.0, "ETC": ranks.costs[0]}[key]
     if key == "EU":
@@ -404,8 +409,8 @@ def _ap_group(start: int, values, counts, F, H, found: float, t, ranks: _Ranks):
 
 
 def _states(counts) -> int:
-    """The states a group's recursion holds at once: every count of each gain but the most
-    frequent one."""
+    """The states a group's recursion holds at once (:class:`_Box`): the product, over every
+    gain but the most frequent, of its count + 1."""
     return math.prod(int(c) + 1 for c in counts) // (int(counts.max()) + 1)
 
 
