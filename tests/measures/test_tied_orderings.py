@@ -570,7 +570,7 @@ def test_interpolated_precision_over_a_group_too_large_to_enumerate():
 def test_large_tie_methods_are_refused_past_their_work_limit(name, monkeypatch):
     from metaeval.measures import base
     from metaeval.measures.binary import YAAP_CELL, YAAP_LOG_T
-    from metaeval.measures.cwl_ties import _LAPLACE_CELL, _STATE_CELL, CWL_AP_STEP
+    from metaeval.measures.cwl_ties import _LAPLACE_CELL, _RANK_CELL, _STATE_CELL, CWL_AP_STEP
 
     q, run = _wide_tie(10, 20)
     tensor = _tensor(run, q)
@@ -583,14 +583,16 @@ def test_large_tie_methods_are_refused_past_their_work_limit(name, monkeypatch):
         "IPrec(recall=0.5)": _work(10, 10, 5),
         "G": 16 * 20 * 11,
         "YAAP": YAAP_CELL * 2 * len(YAAP_LOG_T) * 10 * 11,
-        # INST: a cell a state held (the relevant documents placed, 0..10), rank and gain
-        "INST(output=ED)": _STATE_CELL * 11 * 20 * 2,
-        # CWL_AP: as many again at each Laplace node, ln t from -45 to ln(50 x 1000 / 1)
+        # INST: a cell a state held (the relevant documents placed, 0..10), rank and gain,
+        # and the interpreter's work at each of the group's 20 ranks
+        "INST(output=ED)": _STATE_CELL * 11 * 20 * 2 + _RANK_CELL * 20,
+        # CWL_AP: the states' at each Laplace node, ln t from -45 to ln(50 x 1000 / 1)
         "CWL_AP(output=ED)": _LAPLACE_CELL
         * len(np.arange(-45, np.log(50_000) + CWL_AP_STEP, CWL_AP_STEP))
         * 11
         * 20
-        * 2,
+        * 2
+        + _RANK_CELL * 20,
     }[name]
     assert str(err.value) == (
         f"{name}: its exact expected value over tied orderings would take {work:.2g} steps, "
