@@ -440,9 +440,7 @@ def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans) -> float:
     :data:`NARROWING_ARRANGEMENTS`."""
     half = math.inf
     for heads in range(len(spans) + 1):
-        orders = [_orders(values, counts) for _, values, counts in spans[:heads]]
-        count = math.prod(len(o) for o in orders)
-        if count > NARROWING_ARRANGEMENTS:
+        if _log_count(spans[:heads]) > math.log(NARROWING_ARRANGEMENTS) + 1e-9:
             s, t = divmod(lst, tensor.n_topics)
             raise MeasureValueError(
                 f"{measure}: run {tensor.runs[s]!r}, topic {tensor.topics[t]!r}: its expected "
@@ -451,6 +449,8 @@ def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans) -> float:
                 f"{_count_text(spans[:heads])} arrangements of its first {heads} groups of "
                 "tied documents; order ties by trec_eval or input"
             )
+        orders = [_orders(values, counts) for _, values, counts in spans[:heads]]
+        count = math.prod(len(o) for o in orders)
         centres = np.empty(count)
         halves = np.empty(count)
         for i, chosen in enumerate(itertools.product(*orders)):
@@ -470,8 +470,13 @@ def _orders(values, counts) -> np.ndarray:
     return distinct_arrangements(np.repeat(values, counts))
 
 
+def _log_count(spans) -> float:
+    """The log of the number of arrangements of these groups, taken jointly."""
+    return sum(log_arrangements(np.repeat(values, counts)) for _, values, counts in spans)
+
+
 def _count_text(spans) -> str:
-    log = sum(log_arrangements(np.repeat(values, counts)) for _, values, counts in spans)
+    log = _log_count(spans)
     return f"{math.exp(log):.2g}" if log < 700 else f"e^{log:.0f}"
 
 

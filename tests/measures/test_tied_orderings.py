@@ -722,6 +722,10 @@ def test_adaptive_cwl_refusals(monkeypatch):
         r"trec_eval or input",
         str(err.value),
     ), str(err.value)
+    # the arrangements are counted before any is written out: 1.2e28 of them here
+    q_wide, run_wide = _wide_tie(47, 97)
+    with pytest.raises(ValueError, match=r"would enumerate about 1\.2e\+28 arrangements"):
+        parse_measure("INST").compute(_tensor(run_wide, q_wide))
     # its ED is exact, and BPM's EU too (C is 0 or 1: the stopping rank is the depth)
     assert np.isfinite(parse_measure("INST(output=ED)").compute(tensor)).all()
     assert np.isfinite(parse_measure("BPM(T=3)").compute(tensor)).all()
