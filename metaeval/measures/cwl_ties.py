@@ -49,6 +49,7 @@ import numpy as np
 
 from metaeval.engine import EvalTensor
 from metaeval.engine.tensor import distinct_arrangements, log_arrangements
+from metaeval.measures import base
 from metaeval.measures.base import MeasureValueError, refuse_costly_ties
 
 if TYPE_CHECKING:
@@ -83,14 +84,16 @@ def expected_adaptive(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
     values = np.array(measure._compute(tensor), dtype=np.float64)
     ranks = _Ranks(measure.max_depth, measure.cost)
     plans, cells, steps = _plan(measure, tensor, ranks)
-    refuse_costly_ties(measure, tensor, _STATE_CELL * cells + _RANK_CELL * steps)
+    work = _STATE_CELL * cells + _RANK_CELL * steps
+    refuse_costly_ties(measure, tensor, work)
     residual = measure.output.startswith("Res")
     key = measure.output[3:] if residual else measure.output
     step = measure.step_continuation
     # C(i) of IFT can overflow exp() to inf, its limit: 1 / (1 + inf) = 0 is the value; and
     # C is computed, then set aside, at the states no path reaches (INST divides by 0 there)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        _fill(values.reshape(-1), plans, key, residual, measure, tensor, step, ranks)
+        spare = [base.TIED_MAXIMUM_CELLS - work.sum()]  # what narrowing EU may take
+        _fill(values.reshape(-1), plans, key, residual, measure, tensor, step, ranks, spare)
     return values
 
 
@@ -130,13 +133,14 @@ def _plan(measure, tensor: EvalTensor, ranks: _Ranks) -> tuple[list[tuple], np.n
     return plans, cells, steps
 
 
-def _fill(flat, plans, key, residual, measure, tensor, step, ranks) -> None:
-    """Each planned list's expected output, into ``flat``."""
+def _fill(flat, plans, key, residual, measure, tensor, step, ranks, spare) -> None:
+    """Each planned list's expected output, into ``flat``; ``spare`` holds the work that
+    narrowing the intervals of EU may still take."""
     for lst, sides in plans:
         out = []  # the lower bound's output, and the upper bound's for a residual
         for gains, spans in sides:
             if key == "EU":
-                out.append(_expected_ratio(measure, tensor, lst, step, ranks, gains, spans))
+                out.append(_expected_ratio(measure, tensor, lst, step, ranks, gains, spans, spare))
             else:
                 moments, _ = _moments(step, ranks, gains, spans, second=False)
                 out.append(moments[{"ETU": _ETU, "ETC": _ETC, "ED": _Y}[key]])
@@ -434,23 +438,32 @@ def _ratio(step, ranks, gains, spans) -> tuple[float, float]:
     return centre, (greatest - least) / 2.0 * spread
 
 
-def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans) -> float:
+def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans, spare) -> float:
     """E[EU] of one list to :data:`TIED_RATIO_TOLERANCE`, narrowing the interval by
     enumerating the arrangements of its first groups; refused past
-    :data:`NARROWING_ARRANGEMENTS`."""
+    :data:`NARROWING_ARRANGEMENTS`, or past the work left in ``spare``."""
     half = math.inf
     for heads in range(len(spans) + 1):
         if _log_count(spans[:heads]) > math.log(NARROWING_ARRANGEMENTS) + 1e-9:
-            s, t = divmod(lst, tensor.n_topics)
-            raise MeasureValueError(
-                f"{measure}: run {tensor.runs[s]!r}, topic {tensor.topics[t]!r}: its expected "
-                f"value over tied orderings is bracketed only to +-{half:.1g} (at most "
-                f"{TIED_RATIO_TOLERANCE:g} is allowed), and narrowing it would enumerate about "
-                f"{_count_text(spans[:heads])} arrangements of its first {heads} groups of "
-                "tied documents; order ties by trec_eval or input"
+            _refuse_narrowing(
+                measure,
+                tensor,
+                lst,
+                half,
+                f"enumerate about {_count_text(spans[:heads])} arrangements of its first "
+                f"{heads} groups of tied documents",
             )
         orders = [_orders(values, counts) for _, values, counts in spans[:heads]]
         count = math.prod(len(o) for o in orders)
+        if heads:
+            rest = spans[heads:]
+            spare[0] -= count * sum(
+                _STATE_CELL * _states(c) * int(c.sum()) * len(c) + _RANK_CELL * int(c.sum())
+                for _, _, c in rest
+            )
+            if spare[0] < 0:
+                why = f"take more than the {base.TIED_MAXIMUM_CELLS:.0e} steps of work allowed"
+                _refuse_narrowing(measure, tensor, lst, half, why)
         centres = np.empty(count)
         halves = np.empty(count)
         for i, chosen in enumerate(itertools.product(*orders)):
@@ -463,6 +476,16 @@ def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans) -> float:
         if half <= TIED_RATIO_TOLERANCE:
             return centre
     raise AssertionError("every group enumerated leaves no interval")  # pragma: no cover
+
+
+def _refuse_narrowing(measure, tensor, lst: int, half: float, why: str) -> None:
+    s, t = divmod(lst, tensor.n_topics)
+    raise MeasureValueError(
+        f"{measure}: run {tensor.runs[s]!r}, topic {tensor.topics[t]!r}: its expected value "
+        f"over tied orderings is bracketed only to +-{half:.1g} (at most "
+        f"{TIED_RATIO_TOLERANCE:g} is allowed), and narrowing it would {why}; order ties by "
+        "trec_eval or input"
+    )
 
 
 def _orders(values, counts) -> np.ndarray:

@@ -729,6 +729,22 @@ def test_adaptive_cwl_refusals(monkeypatch):
     # its ED is exact, and BPM's EU too (C is 0 or 1: the stopping rank is the depth)
     assert np.isfinite(parse_measure("INST(output=ED)").compute(tensor)).all()
     assert np.isfinite(parse_measure("BPM(T=3)").compute(tensor)).all()
+    # narrowing counts its work: with 2 relevant among 5 tied documents at the top and again
+    # at ranks 6-10, fixing the first group's 10 arrangements scores the second 10 times
+    from metaeval.measures import base
+
+    rel = {f"d{i}": int(i in (0, 1, 5, 6)) for i in range(10)}
+    q_two = Qrels.from_df(pd.DataFrame({"topic": "1", "doc": list(rel), "rel": list(rel.values())}))
+    run_two = pd.DataFrame(
+        {"run": "r", "topic": "1", "doc": list(rel), "score": [10.0] * 5 + [5.0] * 5}
+    )
+    one_group = 30 * 3 * 5 * 2 + 20_000 * 5  # states held x ranks x gains, and its ranks
+    assert (cwl_ties._STATE_CELL, cwl_ties._RANK_CELL) == (30, 20_000)
+    monkeypatch.setattr(base, "TIED_MAXIMUM_CELLS", 2 * one_group + 10 * one_group - 1)
+    with pytest.raises(ValueError, match=r"narrowing it would take more than the 1e\+06 steps"):
+        parse_measure("INST").compute(_tensor(run_two, q_two))
+    monkeypatch.setattr(base, "TIED_MAXIMUM_CELLS", 2 * one_group + 10 * one_group)
+    assert np.isfinite(parse_measure("INST").compute(_tensor(run_two, q_two))).all()
     monkeypatch.setattr(cwl_ties, "MAX_GROUP_STATES", 10)
     with pytest.raises(ValueError) as err:
         parse_measure("INST(output=ED)").compute(tensor)
