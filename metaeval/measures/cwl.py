@@ -193,6 +193,13 @@ def _continuation_of(W: np.ndarray) -> np.ndarray:
     return C
 
 
+def gains_of(table: np.ndarray, codes: np.ndarray, unknown: float) -> np.ndarray:
+    """The gain of every item from its grade code (``table`` by code); an item without a
+    judgment (a negative code: unjudged, or notional past the list) gains ``unknown``: 0 in
+    the value, max_gain in the upper bound of a residual."""
+    return np.where(codes >= 0, table[np.maximum(codes, 0)], unknown)
+
+
 def _code_blocks(tensor: EvalTensor, depth: int):
     """(start, stop, codes) of each block of (run, topic) rows, codes as :func:`_code_rows`
     gives them: blocks that keep the (rows, depth) arrays near 8 MB each."""
@@ -452,7 +459,7 @@ class CWLMeasure(Measure):
         out = np.empty(tensor.n_runs * tensor.n_topics)
         with np.errstate(over="ignore"):
             for start, stop, codes in _code_blocks(tensor, self.max_depth):
-                known = np.where(codes >= 0, table[np.maximum(codes, 0)], 0.0)
+                known = gains_of(table, codes, 0.0)
                 unknown = (codes < 0) & (ranks.i[None, :] <= lengths[start:stop, None])
                 low = np.where(unknown, least, known)
                 high = np.where(unknown, greatest, known)
@@ -527,12 +534,10 @@ class CWLMeasure(Measure):
         # C(i) of IFT can overflow exp() to inf, its limit: 1 / (1 + inf) = 0 is the value.
         with np.errstate(over="ignore"):
             for start, stop, codes in _code_blocks(tensor, self.max_depth):
-                judged = codes >= 0
                 # lower bound: unjudged and notional items gain nothing (cwl_eval's min_gain)
-                lower = np.where(judged, table[np.maximum(codes, 0)], 0.0)
-                value = self._outputs(key, lower, ranks)
+                value = self._outputs(key, gains_of(table, codes, 0.0), ranks)
                 if residual:
-                    upper = np.where(judged, lower, self.max_gain)
+                    upper = gains_of(table, codes, self.max_gain)
                     value = self._outputs(key, upper, ranks) - value
                 out[start:stop] = value
         return out.reshape(tensor.n_runs, tensor.n_topics)

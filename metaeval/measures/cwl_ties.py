@@ -83,8 +83,7 @@ def expected_adaptive(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
 
     values = np.array(measure._compute(tensor), dtype=np.float64)
     ranks = _Ranks(measure.max_depth, measure.cost)
-    plans, cells, steps = _plan(measure, tensor, ranks)
-    work = _STATE_CELL * cells + _RANK_CELL * steps
+    plans, work = _plan(measure, tensor, ranks, _STATE_CELL)
     refuse_costly_ties(measure, tensor, work)
     residual = measure.output.startswith("Res")
     key = measure.output[3:] if residual else measure.output
@@ -97,18 +96,17 @@ def expected_adaptive(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
     return values
 
 
-def _plan(measure, tensor: EvalTensor, ranks: _Ranks) -> tuple[list[tuple], np.ndarray, np.ndarray]:
+def _plan(measure, tensor: EvalTensor, ranks: _Ranks, cell: float) -> tuple[list, np.ndarray]:
     """(list, [(gains, spans) of the lower bound, and of the upper one for a residual]) of
     every list with a group inside the depth whose order changes a gain (see :func:`_gains`),
-    after refusing a group with too many states; and the work of each list (run * T + topic):
-    the states held times ranks times gains of its groups, and their ranks."""
+    after refusing a group with too many states; and the work of each list (run * T + topic),
+    :func:`_group_work` of its groups with ``cell`` the work of a state, rank and gain."""
     from metaeval.measures.cwl import _code_rows
 
-    cells = np.zeros(tensor.n_runs * tensor.n_topics)
-    steps = np.zeros(tensor.n_runs * tensor.n_topics)
+    work = np.zeros(tensor.n_runs * tensor.n_topics)
     group_lists, groups = tensor.mixed_tie_groups()
     if not len(group_lists):
-        return [], cells, steps
+        return [], work
     table = measure.gain_values(tensor.levels)
     lists, where = np.unique(group_lists, return_inverse=True)
     by_list = [[] for _ in lists]
@@ -127,10 +125,16 @@ def _plan(measure, tensor: EvalTensor, ranks: _Ranks) -> tuple[list[tuple], np.n
                 states = _states(counts)
                 if states > MAX_GROUP_STATES:
                     _refuse_states(measure, tensor, int(lst), states)
-                cells[lst] += states * int(counts.sum()) * len(counts)
-                steps[lst] += int(counts.sum())
+                work[lst] += _group_work(counts, cell)
         plans.append((int(lst), sides))
-    return plans, cells, steps
+    return plans, work
+
+
+def _group_work(counts, cell: float) -> float:
+    """The work of one group's recursion: ``cell`` per state held, rank and gain, and
+    :data:`_RANK_CELL` per rank."""
+    m = int(counts.sum())
+    return cell * _states(counts) * m * len(counts) + _RANK_CELL * m
 
 
 def _fill(flat, plans, key, residual, measure, tensor, step, ranks, spare) -> None:
@@ -152,15 +156,13 @@ def _gains(measure, table, side, codes, groups):
     (start, gains, counts) of their distinct gains, in rank order; groups of one gain are left
     in the list: their order changes nothing. ``side`` ``hi`` gives unjudged and notional
     items ``max_gain``, as the upper bound of a residual does."""
+    from metaeval.measures.cwl import gains_of
+
     unknown = 0.0 if side == "lo" else measure.max_gain
-
-    def gain_of(c):
-        return np.where(c >= 0, table[np.maximum(c, 0)], unknown)
-
-    gains = gain_of(codes)
+    gains = gains_of(table, codes, unknown)
     spans = []
     for start, member_codes in sorted(groups, key=lambda g: g[0]):
-        values, counts = np.unique(gain_of(member_codes), return_counts=True)
+        values, counts = np.unique(gains_of(table, member_codes, unknown), return_counts=True)
         if len(values) > 1:
             spans.append((start, values, counts))
     return gains, spans
@@ -348,7 +350,6 @@ def expected_cwl_ap(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray | Non
     :data:`CWL_AP_STEP`, from -45 to where t S(1) >= 50 whatever the order."""
     from metaeval.measures.cwl import _Ranks
 
-    values = np.array(measure._compute(tensor), dtype=np.float64)
     ranks = _Ranks(measure.max_depth, measure.cost)
     table = measure.gain_values(tensor.levels)
     residual = measure.output.startswith("Res")
@@ -358,11 +359,12 @@ def expected_cwl_ap(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray | Non
     else:
         least = min(float(table[table > 0].min(initial=np.inf)), measure.max_gain)
         t = np.exp(np.arange(-45.0, math.log(50.0 * ranks.n / least) + CWL_AP_STEP, CWL_AP_STEP))
-    plans, cells, steps = _plan(measure, tensor, ranks)
+    plans, work = _plan(measure, tensor, ranks, _LAPLACE_CELL * len(t))
     groups = [group for _, sides in plans for _, spans in sides for group in spans]
     if any(start + counts.sum() > ranks.n for start, _, counts in groups):
         return None
-    refuse_costly_ties(measure, tensor, _LAPLACE_CELL * len(t) * cells + _RANK_CELL * steps)
+    refuse_costly_ties(measure, tensor, work)
+    values = np.array(measure._compute(tensor), dtype=np.float64)
     flat = values.reshape(-1)
     with np.errstate(under="ignore"):
         for lst, sides in plans:
@@ -456,11 +458,7 @@ def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans, spare) -> f
         orders = [_orders(values, counts) for _, values, counts in spans[:heads]]
         count = math.prod(len(o) for o in orders)
         if heads:
-            rest = spans[heads:]
-            spare[0] -= count * sum(
-                _STATE_CELL * _states(c) * int(c.sum()) * len(c) + _RANK_CELL * int(c.sum())
-                for _, _, c in rest
-            )
+            spare[0] -= count * sum(_group_work(c, _STATE_CELL) for _, _, c in spans[heads:])
             if spare[0] < 0:
                 why = f"take more than the {base.TIED_MAXIMUM_CELLS:.0e} steps of work allowed"
                 _refuse_narrowing(measure, tensor, lst, half, why)
