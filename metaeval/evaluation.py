@@ -259,9 +259,10 @@ def evaluate(
         group of tied documents (McSherry & Najork, ECIR 2008), so that runs differing only in
         their document ids score the same. ``expected`` applies to runs given as objects too.
         INST, BPM, IFT, NERR and CWL_AP follow the tied items' gains state by state (the
-        EU of the first four to 1e-10); a measure without either (BPM_dynamic, plugins)
-        scores every ordering of a list's tied documents (docs/methods.md §6.6), and is
-        refused where a list has more than 10,000 of them.
+        EU of the first four to 1e-10), and BPM_dynamic too where its sums are exact (else
+        it scores every distinct opening of the ranks its users may read); a measure
+        without either (plugins) scores every ordering of a list's tied documents
+        (docs/methods.md §6.6), and is refused where a list has more than 10,000 of them.
     depth : int, optional
         Evaluate only the first ``depth`` documents of each list (trec_eval ``-M``).
     topics : str, path or list, optional

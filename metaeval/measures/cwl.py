@@ -40,6 +40,7 @@ import math
 import re
 import typing
 from dataclasses import dataclass, fields, replace
+from fractions import Fraction
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -57,7 +58,11 @@ from metaeval.measures._common import (
 )
 from metaeval.measures.base import MAX_CUTOFF, Measure, MeasureValueError, field_types, register
 from metaeval.measures.bounds import monotone_bounds
-from metaeval.measures.cwl_ties import expected_adaptive, expected_cwl_ap
+from metaeval.measures.cwl_ties import (
+    expected_adaptive,
+    expected_by_openings,
+    expected_cwl_ap,
+)
 from metaeval.measures.graded import (
     MAX_PARAMETER,
     GainsMap,
@@ -381,6 +386,11 @@ class CWLMeasure(Measure):
         orderings computed state by state, not ordering by ordering
         (:mod:`metaeval.measures.cwl_ties`)."""
         raise NotImplementedError
+
+    def reach_depth(self, ranks: _Ranks) -> int:
+        """The ranks that some user may read, whatever the gains: past them the reach is 0,
+        and what lies there changes no output."""
+        return ranks.n
 
     @property
     def reads_its_state(self) -> bool:
@@ -1106,6 +1116,11 @@ class _BPMBase(CWLMeasure):
     def _cost_budget(self, ranks: _Ranks) -> np.ndarray:
         return np.logical_and.accumulate(ranks.cum_costs < self.K)
 
+    def reach_depth(self, ranks: _Ranks) -> int:
+        # C(i) = 0 at the first rank whose cost K(i) reaches K: no user reads past it
+        spent = np.flatnonzero(ranks.cum_costs >= self.K)
+        return int(spent[0]) + 1 if len(spent) else ranks.n
+
 
 @register(aliases=("BPM_static",))
 @dataclass(frozen=True, kw_only=True)
@@ -1184,6 +1199,38 @@ class BPM_dynamic(_BPMBase):
 
     def continuation(self, gains, ranks):
         return self._going_on(gains, gains, ranks)
+
+    def step_continuation(self, found, gain, at, ranks):
+        # T(i) = T + hb (G(i - 1) - (i - 1) gain_med), the sum cwl_eval adds one term at a
+        # time: the same number wherever the arithmetic is exact (_exact_budgets), the only
+        # case the recursion over tied orderings reads this
+        wanted = self.T + self.hb * ((found - gain) - (ranks.i[at] - 1.0) * self.gain_med)
+        return ((found < wanted) & (ranks.cum_costs[at] < self.K)).astype(np.float64)
+
+    def _expected_outputs(self, tensor: EvalTensor) -> np.ndarray:
+        # Where G(i) = T(i) in exact arithmetic (with the defaults, at the third rank whenever
+        # its item has no gain), cwl_eval's user stops or goes on as the rounding of its sums
+        # falls, which depends on the order of the gains: the recursion follows no order, so
+        # it serves only where no sum is rounded.
+        if self._exact_budgets(self.gain_values(tensor.levels)):
+            return expected_adaptive(self, tensor)
+        return expected_by_openings(self, tensor)
+
+    def _exact_budgets(self, table: np.ndarray) -> bool:
+        """Whether G(i) and T(i) are exact sums, in cwl_eval's order and in
+        :meth:`step_continuation`'s, for gains from ``table`` (or 0 or max_gain) at every
+        depth up to max_depth.
+
+        With every gain, T, hb and gain_med a multiple of 1/D (D a power of two, as every
+        float's denominator is) and at most A >= 1 in size, each intermediate of either sum
+        is a multiple of 1/D^2 of size at most 4 n A^2, a number a double holds exactly
+        while 4 n A^2 D^2 < 2^53 (binary gains, or grades 0-2 scaled, with the defaults).
+        """
+        numbers = [self.T, self.hb, self.gain_med, self.max_gain, *map(float, table)]
+        fractions = [Fraction(x) for x in numbers]
+        size = max(1, *(abs(f) for f in fractions))
+        denominator = max(f.denominator for f in fractions)
+        return 4 * self.max_depth * size**2 * denominator**2 < 2**53
 
     def continuation_range(self, low, high, ranks):
         # G(i) rises with the gains and so does T(i) (hb >= 0): the user goes on at least

@@ -1,7 +1,9 @@
 """The expected outputs over tied orderings of the adaptive C/W/L measures whose C(i) reads
-only the rank i, the gain g(i) there and the gain G(i) found down to it: INST, BPM, IFT and
-NERR (docs/methods.md §6.6); and CWL_AP's outputs through the Laplace transform of its S(1)
-(:func:`expected_cwl_ap`), on the same states.
+only the rank i, the gain g(i) there and the gain G(i) found down to it: INST, BPM, IFT,
+NERR, and BPM_dynamic where its sums are exact (docs/methods.md §6.6); CWL_AP's outputs through
+the Laplace transform of its S(1) (:func:`expected_cwl_ap`), on the same states; and, for
+BPM_dynamic's rounded sums, the distinct openings of the ranks its users may read
+(:func:`expected_by_openings`).
 
 Inside a group of tied items, every distinct arrangement of the group's gains equally likely,
 the gains placed so far form a Markov chain: the state after p items of a group is how many
@@ -74,6 +76,11 @@ CWL_AP_STEP = 0.2
 #: Work per Laplace node, state held, rank and gain of CWL_AP's groups: 10 ns on the groups
 #: of TREC DL 2019 (4.5e8 of them, 286 nodes).
 _LAPLACE_CELL = 10
+#: Most cells (openings x ranks read) of one list that :func:`expected_by_openings` scores
+#: at once: their arrays take about 8 bytes a cell each.
+OPENING_CELLS = 1 << 24
+#: Work per cell of an opening grown or scored: 33-46 ns on TREC DL 2020.
+_OPENING_CELL = 50
 
 
 def expected_adaptive(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
@@ -83,6 +90,7 @@ def expected_adaptive(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
 
     values = np.array(measure._compute(tensor), dtype=np.float64)
     ranks = _Ranks(measure.max_depth, measure.cost)
+    ranks = _Ranks(measure.reach_depth(ranks), measure.cost)  # no user reads past it
     plans, work = _plan(measure, tensor, ranks, _STATE_CELL)
     refuse_costly_ties(measure, tensor, work)
     residual = measure.output.startswith("Res")
@@ -96,11 +104,102 @@ def expected_adaptive(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
     return values
 
 
+def expected_by_openings(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
+    """The (S, T) expected value of ``measure``'s output over tied orderings, from the
+    distinct openings of each list: the gains of the ranks some user may read
+    (:meth:`~metaeval.measures.cwl.CWLMeasure.reach_depth`), each scored as a ranking, as
+    cwl_eval scores one, and weighted by its chance.
+
+    A group of m tied items opens with its gains drawn without replacement: at its p-th
+    rank, gain v comes with chance (items of gain v left) / (m - p + 1), and the groups are
+    independent. Openings grow rank by rank, and one whose user has stopped (C(j) = 0 at a
+    rank j read) grows no further: what lies below changes no output. The measure's own
+    arithmetic scores each opening, rounding included, so the value is that of every
+    ordering averaged; it serves a measure whose sums the orderings round differently
+    (BPM_dynamic), whose users read a few ranks. Refused past :data:`OPENING_CELLS` cells
+    (openings x ranks) in one list, or past the work limit in all."""
+    from metaeval.measures.cwl import _Ranks
+
+    values = np.array(measure._compute(tensor), dtype=np.float64)
+    ranks = _Ranks(measure.max_depth, measure.cost)
+    ranks = _Ranks(measure.reach_depth(ranks), measure.cost)  # no user reads past it
+    plans, _ = _plan(measure, tensor, ranks, 0.0)
+    residual = measure.output.startswith("Res")
+    key = measure.output[3:] if residual else measure.output
+    flat = values.reshape(-1)
+    spent = 0.0
+    for lst, sides in plans:
+        out = []
+        for gains, spans in sides:
+            lists, chance, cells = _opening_lists(measure, gains[: ranks.n], spans, ranks)
+            spent += _OPENING_CELL * cells
+            if lists is None or spent > base.TIED_MAXIMUM_CELLS:
+                s, t = divmod(lst, tensor.n_topics)
+                why = (
+                    f"score more than {OPENING_CELLS // ranks.n:,} distinct openings of the "
+                    f"{ranks.n} ranks a user may read in run {tensor.runs[s]!r}, topic "
+                    f"{tensor.topics[t]!r}"
+                    if lists is None
+                    else f"take more than the {base.TIED_MAXIMUM_CELLS:.0e} steps allowed "
+                    f"(reached at run {tensor.runs[s]!r}, topic {tensor.topics[t]!r})"
+                )
+                raise MeasureValueError(
+                    f"{measure}: its expected value over tied orderings would {why}; order "
+                    "ties by trec_eval or input"
+                )
+            out.append(float(chance @ measure._outputs(key, lists, ranks)))
+        flat[lst] = out[1] - out[0] if residual else out[0]
+    return values
+
+
+def _opening_lists(measure, gains, spans, ranks: _Ranks):
+    """Every distinct opening of a list, as rows of gains (openings, n), its chance, and the
+    cells of work it took (openings x ranks, for each rank grown and for the scoring). Below
+    a user's stop a row keeps any gains its group has left; once no user reads on, the rest
+    of the list is left as it is. None for the rows past :data:`OPENING_CELLS` cells."""
+    from metaeval.measures.cwl import _Ranks
+
+    n = ranks.n
+    lists, chance = gains[None, :n].copy(), np.ones(1)
+    cells = 0
+    for start, values, counts in spans:
+        m, K = int(counts.sum()), len(counts)
+        left = np.tile(np.asarray(counts, dtype=np.int64), (len(chance), 1))
+        for at in range(start, min(start + m, n)):
+            # the users of an opening still reading at rank `at`
+            reading = np.ones(len(chance), dtype=bool)
+            if at:
+                C = measure.continuation(lists[:, :at], _Ranks(at, measure.cost))
+                reading = np.broadcast_to(np.all(C > 0, axis=-1), chance.shape)
+                cells += lists.shape[0] * at
+            if not reading.any():
+                return lists, chance, cells + lists.size
+            rows = np.repeat(np.arange(len(chance)), np.where(reading, K, 1))
+            gain = np.where(reading[rows], _ranks_within(rows), 0)
+            gain = np.where(reading[rows], gain, np.argmax(left[rows] > 0, axis=1))
+            can = left[rows, gain] > 0
+            rows, gain = rows[can], gain[can]
+            if len(rows) * n > OPENING_CELLS:
+                return None, None, cells
+            share = np.where(reading[rows], left[rows, gain] / (m - (at - start)), 1.0)
+            lists, chance, left = lists[rows], chance[rows] * share, left[rows]
+            lists[:, at] = values[gain]
+            left[np.arange(len(rows)), gain] -= 1
+    return lists, chance, cells + lists.size
+
+
+def _ranks_within(rows: np.ndarray) -> np.ndarray:
+    """0, 1, 2, ... within each run of equal values of ``rows`` (ascending)."""
+    starts = np.flatnonzero(np.diff(rows, prepend=-1))
+    return np.arange(len(rows)) - np.repeat(starts, np.diff(np.append(starts, len(rows))))
+
+
 def _plan(measure, tensor: EvalTensor, ranks: _Ranks, cell: float) -> tuple[list, np.ndarray]:
     """(list, [(gains, spans) of the lower bound, and of the upper one for a residual]) of
-    every list with a group inside the depth whose order changes a gain (see :func:`_gains`),
-    after refusing a group with too many states; and the work of each list (run * T + topic),
-    :func:`_group_work` of its groups with ``cell`` the work of a state, rank and gain."""
+    every list with a group inside the depth whose order changes a gain (see :func:`_gains`);
+    and the work of each list (run * T + topic), :func:`_group_work` of its groups with
+    ``cell`` the work of a state, rank and gain, after refusing a group with too many states
+    (none with ``cell`` 0: no states are held)."""
     from metaeval.measures.cwl import _code_rows
 
     work = np.zeros(tensor.n_runs * tensor.n_topics)
@@ -121,20 +220,20 @@ def _plan(measure, tensor: EvalTensor, ranks: _Ranks, cell: float) -> tuple[list
         if not any(spans for _, spans in sides):
             continue  # no group inside the depth changes a gain
         for _, spans in sides:
-            for _, _, counts in spans:
-                states = _states(counts)
-                if states > MAX_GROUP_STATES:
+            for start, _, counts in spans:
+                states = _states(counts, ranks.n - start)
+                if states > MAX_GROUP_STATES and cell:
                     _refuse_states(measure, tensor, int(lst), states)
-                work[lst] += _group_work(counts, cell)
+                work[lst] += _group_work(counts, cell, ranks.n - start)
         plans.append((int(lst), sides))
     return plans, work
 
 
-def _group_work(counts, cell: float) -> float:
-    """The work of one group's recursion: ``cell`` per state held, rank and gain, and
-    :data:`_RANK_CELL` per rank."""
-    m = int(counts.sum())
-    return cell * _states(counts) * m * len(counts) + _RANK_CELL * m
+def _group_work(counts, cell: float, depth: int) -> float:
+    """The work of one group's recursion down to ``depth`` of its ranks: ``cell`` per state
+    held, rank and gain, and :data:`_RANK_CELL` per rank."""
+    m = min(int(counts.sum()), depth)
+    return cell * _states(counts, depth) * m * len(counts) + _RANK_CELL * m
 
 
 def _fill(flat, plans, key, residual, measure, tensor, step, ranks, spare) -> None:
@@ -265,14 +364,15 @@ class _Box:
     the most frequent gain is p minus the others', so the states of every p are held in one
     array over the other gains' counts (its cells that p cannot reach hold nothing), and an
     item moves a state one step along its gain's axis (along none for the most frequent gain).
-    Arrays of the box may have leading axes (moments, Laplace nodes) before a gain axis."""
+    Arrays of the box may have leading axes (moments, Laplace nodes) before a gain axis. A
+    group that the depth cuts after ``depth`` items places no more than that many of a gain."""
 
-    def __init__(self, values, counts, found: float):
+    def __init__(self, values, counts, found: float, depth: int):
         self.values, self.counts = values, counts
         self.m, K = int(counts.sum()), len(counts)
         self.big = int(np.argmax(counts))
         self.others = [k for k in range(K) if k != self.big]
-        self.shape = tuple(int(counts[k]) + 1 for k in self.others)
+        self.shape = tuple(min(int(counts[k]), depth) + 1 for k in self.others)
         placed = np.indices(self.shape, sparse=True)  # the other gains' counts, an axis each
         self.placed_others = sum(placed)
         self.found_others = found + sum(
@@ -322,7 +422,7 @@ def _group(step, ranks, start: int, values, counts, state, total):
     """The ranks of one group of tied items (:class:`_Box`); the list's state after it (None
     when the depth n cuts it)."""
     state, found, binary = state
-    box = _Box(values, counts, found)
+    box = _Box(values, counts, found, ranks.n - start)
     sums = box.start(state)
     for p in range(min(box.m, ranks.n - start)):
         can, share, now = box.step(p)
@@ -404,7 +504,7 @@ def _ap_stretch(gains, a: int, b: int, F, H, found: float, t, ranks: _Ranks):
 
 def _ap_group(start: int, values, counts, F, H, found: float, t, ranks: _Ranks):
     """The ranks of one group of tied items, inside the depth."""
-    box = _Box(values, counts, found)
+    box = _Box(values, counts, found, ranks.n - start)
     F, H = box.start(F), box.start(H)
     nodes = t.reshape(-1, *(1,) * (len(box.shape) + 1))
     for p in range(box.m):
@@ -419,10 +519,12 @@ def _ap_group(start: int, values, counts, F, H, found: float, t, ranks: _Ranks):
     return box.end(F), box.end(H), found + float(values @ counts)
 
 
-def _states(counts) -> int:
-    """The states a group's recursion holds at once (:class:`_Box`): the product, over every
-    gain but the most frequent, of its count + 1."""
-    return math.prod(int(c) + 1 for c in counts) // (int(counts.max()) + 1)
+def _states(counts, depth: int) -> int:
+    """The states a group's recursion holds at once (:class:`_Box`) when the depth cuts it
+    after ``depth`` items: the product, over every gain but the most frequent, of its count
+    (at most ``depth``) + 1."""
+    held = [min(int(c), depth) + 1 for c in counts]
+    return math.prod(held) // held[int(np.argmax(counts))]
 
 
 def _ratio(step, ranks, gains, spans) -> tuple[float, float]:
@@ -458,7 +560,9 @@ def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans, spare) -> f
         orders = [_orders(values, counts) for _, values, counts in spans[:heads]]
         count = math.prod(len(o) for o in orders)
         if heads:
-            spare[0] -= count * sum(_group_work(c, _STATE_CELL) for _, _, c in spans[heads:])
+            spare[0] -= count * sum(
+                _group_work(c, _STATE_CELL, ranks.n - start) for start, _, c in spans[heads:]
+            )
             if spare[0] < 0:
                 why = f"take more than the {base.TIED_MAXIMUM_CELLS:.0e} steps of work allowed"
                 _refuse_narrowing(measure, tensor, lst, half, why)

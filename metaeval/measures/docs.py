@@ -32,8 +32,9 @@ over the orderings of tied documents (`docs/methods.md` §6.6): in closed form o
 interpolated precision and G, from the distribution of each tie group's best precision or gain
 above each rank, and for YAAP through its Laplace transform; INST, BPM, IFT and NERR state by
 state over the tied items' gains (their EU to 1e-10), CWL_AP's other outputs through the
-Laplace transform of its S(1); BPM_dynamic scores every ordering, refused when a list has more
-than 10,000 of them.
+Laplace transform of its S(1); BPM_dynamic state by state where its sums are exact (integer
+gains, or grades 0-2 scaled), else by scoring every distinct opening of the ranks its cost
+budget lets a user read.
 
 **Conventions.** Relevant means grade >= `rel` (default 1). Unjudged documents (absent from
 the qrels, or qrels grade -1) count as non-relevant with gain 0, except where a measure says

@@ -156,8 +156,14 @@ MEASURES = [
     "CWL_AP(output=ETC,max_depth=4,cost=2)",
     "CWL_AP'(output=ED)",
     "INST'(output=ResETU)",
-    # without a closed form: scored in every ordering
+    # BPM_dynamic: the recursion where its sums are exact (integer gains, halves), else its
+    # openings, the ranks its cost budget lets a user read (gains of a third)
+    "BPM_dynamic(gain=grade,max_gain=3)",
+    "BPM_dynamic(gain=grade,max_gain=3,T=2,K=5,hb=0.5,gain_med=1,output=ResETU)",
+    "BPM_dynamic(gains={1:0.5,2:0.75,3:1},output=ED)",
     "BPM_dynamic(output=ETU)",
+    "BPM_dynamic(K=4,output=ResEU)",
+    "BPM_dynamic(T=2,K=3,hb=0.7,gain_med=0.3,output=ED)",
 ]
 
 
@@ -288,6 +294,10 @@ def _tensor(frame, qrels, **kw):
         return EvalTensor.build(RunSet.from_df(frame, ties="expected"), qrels, **kw)
 
 
+#: A measure scored in every ordering: CWL_AP where a group crosses the depth.
+ENUMERATED = "CWL_AP(output=ED,max_depth=10)"
+
+
 def _wide_tie(n_relevant: int, n: int, topics: int = 1):
     """Lists of n tied documents, n_relevant of them relevant, on each topic."""
     q = Qrels.from_df(
@@ -310,9 +320,9 @@ def test_a_measure_without_a_closed_form_is_refused_past_the_orderings_it_enumer
     # C(20, 10) = 184,756 orderings of one list
     q, run = _wide_tie(10, 20)
     with pytest.raises(ValueError) as err:
-        parse_measure("BPM_dynamic(output=ED)").compute(_tensor(run, q))
+        parse_measure(ENUMERATED).compute(_tensor(run, q))
     assert str(err.value) == (
-        "BPM_dynamic(output=ED): its expected value over tied orderings has no closed form, and "
+        f"{ENUMERATED}: its expected value over tied orderings has no closed form, and "
         "run 'r', topic "
         f"'0' has about 1.85e+05 orderings of its tied documents, more than the {per_list:,} "
         "enumerated; order ties by trec_eval or input"
@@ -323,7 +333,7 @@ def test_a_measure_without_a_closed_form_is_refused_past_the_orderings_it_enumer
     q, run = _wide_tie(7, 14, topics=100)
     assert per_list >= 3432 and in_all < 3432 * 100
     with pytest.raises(ValueError, match=r"about 3.43e\+05 orderings of tied documents in all"):
-        parse_measure("BPM_dynamic(output=ED)").compute(_tensor(run, q))
+        parse_measure(ENUMERATED).compute(_tensor(run, q))
     # Ties among documents of one code change nothing: nothing is enumerated.
     q = Qrels.from_df(pd.DataFrame({"topic": ["1"] * 3, "doc": ["a", "b", "c"], "rel": [1, 0, 1]}))
     run = pd.DataFrame(
@@ -425,6 +435,8 @@ def test_expected_value_on_trec_dl_matches_random_orderings():
         "YAAP(rel=2)",
         "INST(output=ED)",
         "BPM(T=2)",
+        "BPM_dynamic(gain=grade,max_gain=3,T=2)",
+        "BPM_dynamic",
     ]
     exact = _expected(frame, qrels, measures).groupby(["run", "measure"]).mean()
     rng = np.random.default_rng(5)
@@ -464,9 +476,9 @@ def test_command_line_option_and_its_refusal(tmp_path, cli):
     np.testing.assert_allclose(got.loc[exact.index].to_numpy(), exact.to_numpy(), atol=1e-6)
     q.write_text("".join(f"0 0 d{i} {int(i < 10)}\n" for i in range(20)))
     r.write_text("".join(f"0 Q0 d{i} 1 1 r\n" for i in range(20)))
-    code, _, err = cli(["evaluate", q, r, "-m", "BPM_dynamic", "--ties", "expected"])
+    code, _, err = cli(["evaluate", q, r, "-m", ENUMERATED, "--ties", "expected"])
     assert code != 0
-    assert "BPM_dynamic: its expected value over tied orderings has no closed form" in err
+    assert f"{ENUMERATED}: its expected value over tied orderings has no closed form" in err
     assert len(err.strip().splitlines()) == 1
 
 
@@ -753,3 +765,63 @@ def test_adaptive_cwl_refusals(monkeypatch):
         "expected value would hold 11 states at once, more than the 10 allowed; order ties by "
         "trec_eval or input"
     )
+
+
+@pytest.mark.parametrize("name", ["BPM(T=2,output=ED)", "BPM_dynamic(T=1.5,output=ETU)"])
+def test_bpm_reads_a_large_group_only_to_its_cost_budget(name):
+    # 3,000 tied documents of grades 0, 1 and 2 open the list: their recursion would hold a
+    # million states over 3,000 ranks (2.7e11 steps, refused), but no user reads past K = 10
+    # ranks, and ten ranks hold 121 states. Truth: every sequence of ten gains, weighted by
+    # its chance of opening the group (drawn without replacement), scored as a ranking.
+    from metaeval.measures.cwl import _Ranks
+
+    grades = np.repeat([0, 1, 2], 1000)
+    rows = [("1", f"d{i}", int(g)) for i, g in enumerate(grades)]
+    q = Qrels.from_df(pd.DataFrame(rows, columns=["topic", "doc", "rel"]))
+    run = pd.DataFrame({"run": "r", "topic": "1", "doc": [r[1] for r in rows], "score": 1.0})
+    measure = parse_measure(name)
+    got = measure.compute(_tensor(run, q))[0, 0]
+
+    table = measure.gain_values(3)  # 0, 1/2, 1: sums of halves are exact
+    sequences = np.array(list(itertools.product(range(3), repeat=10)))
+    chance = np.ones(len(sequences))
+    left = np.full((len(sequences), 3), 1000.0)
+    for p in range(10):
+        picked = sequences[:, p]
+        chance *= left[np.arange(len(sequences)), picked] / (3000 - p)
+        left[np.arange(len(sequences)), picked] -= 1
+    ranks = _Ranks(measure.max_depth, measure.cost)
+    values = []
+    for block in np.array_split(sequences, 12):
+        lists = np.full((len(block), measure.max_depth), 0.5)  # the rest: never read
+        lists[:, :10] = table[block]
+        values.append(measure._outputs(measure.output, lists, ranks))
+    values = np.concatenate(values)
+    assert abs(chance.sum() - 1) < 1e-12
+    assert abs(got - chance @ values) <= 1e-12, (got, chance @ values)
+
+
+def test_bpm_dynamic_openings_are_refused_past_their_limits(monkeypatch):
+    from metaeval.measures import base, cwl_ties
+
+    # 20 tied documents of grades 0-3 (gains of a third: sums the orderings round apart)
+    rows = [("0", f"d{i}", i % 4) for i in range(20)]
+    q = Qrels.from_df(pd.DataFrame(rows, columns=["topic", "doc", "rel"]))
+    run = pd.DataFrame({"run": "r", "topic": "0", "doc": [r[1] for r in rows], "score": 1.0})
+    tensor = _tensor(run, q)
+    measure = parse_measure("BPM_dynamic(T=3,K=4)")
+    assert np.isfinite(measure.compute(tensor)).all()
+    monkeypatch.setattr(cwl_ties, "OPENING_CELLS", 4 * 10)
+    with pytest.raises(ValueError) as err:
+        measure.compute(tensor)
+    assert str(err.value) == (
+        "BPM_dynamic(T=3,K=4): its expected value over tied orderings would score more than 10 "
+        "distinct openings of the 4 ranks a user may read in run 'r', topic '0'; order ties by "
+        "trec_eval or input"
+    )
+    monkeypatch.setattr(cwl_ties, "OPENING_CELLS", 1 << 24)
+    monkeypatch.setattr(base, "TIED_MAXIMUM_CELLS", 1000)
+    with pytest.raises(
+        ValueError, match=r"would take more than the 1e\+03 steps allowed \(reached "
+    ):
+        measure.compute(tensor)
