@@ -86,7 +86,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaeval._validation import as_generator, check_int, check_real, counted
+from metaeval._validation import (
+    ParamError,
+    as_generator,
+    check_int,
+    check_real,
+    counted,
+    shown_ids,
+)
 from metaeval.data import Qrels, RunSet
 from metaeval.engine import EvalTensor
 from metaeval.evaluation import score_matrices
@@ -617,7 +624,7 @@ def calibrate(
     runs : RunSet
         The runs that were evaluated (ideally those that were pooled).
     groups : mapping run -> team, optional
-        Teams; default :func:`teams_from_names`.
+        Teams, one for every run; default :func:`teams_from_names`.
     iterations : int
         Simulated-moment iterations (0: stage 1 only).
     rng : None, int, SeedSequence or Generator
@@ -653,6 +660,9 @@ def calibrate(
     check_int("jobs", jobs, min=1)
     if not 0 < damping <= 1:
         raise ValueError(f"damping must be in (0, 1], got {damping!r}")
+    missing = [r for r in runs.names if groups and r not in groups]
+    if missing:  # checked before the fit's first step, as degrade checks its teams
+        raise ParamError("groups", f"has no team for run(s) {shown_ids(missing)}")
     tensor = EvalTensor.build(runs, qrels, warn_extra_topics=False)
     S, T = tensor.n_runs, tensor.n_topics
     counts = tensor.grade_counts  # (T, G+1)

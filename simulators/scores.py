@@ -45,6 +45,7 @@ References
 
 from __future__ import annotations
 
+import csv
 import functools
 import hashlib
 from collections.abc import Mapping
@@ -133,17 +134,38 @@ def _families(names) -> list:
 def read_score_matrix(path) -> pd.DataFrame:
     """A (topics x runs) matrix of one measure's per-topic scores from a CSV file.
 
-    One column per run, named in the header, one row per topic; a first column of topic ids
-    (any non-numeric column) is used as the index. Every score must be a finite number in
-    [0, 1].
+    One column per run, named in the header row (which is required, each name once), one row
+    per topic; a first column of topic ids (any non-numeric column) is used as the index.
+    Every score must be a finite number in [0, 1].
     """
     path = Path(path)
     try:
         frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ValueError(
+            f"{path}: empty file; a score matrix has a header row of run names, then a row "
+            "per topic"
+        ) from None
     except (OSError, pd.errors.ParserError, UnicodeDecodeError) as err:
         raise ValueError(f"{path}: cannot read a score matrix: {err}") from None
-    if frame.shape[1] and not pd.api.types.is_numeric_dtype(frame.iloc[:, 0]):
+    # the header as written: pandas renames a repeated name (r1, r1.1)
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        header = next((row for row in csv.reader(f) if row), [])
+    indexed = frame.shape[1] > 0 and not pd.api.types.is_numeric_dtype(frame.iloc[:, 0])
+    if indexed:
         frame = frame.set_index(frame.columns[0])
+    runs = header[1:] if indexed else header
+    if runs and all(_is_score(name) for name in runs):
+        # without a header row, pandas takes the first topic's scores for the runs' names
+        # (runs named by numbers, 1, 2, 3..., are not all within [0, 1])
+        shown = ", ".join(header[:4]) + (", ..." if len(header) > 4 else "")
+        raise ValueError(
+            f"{path}: the first row ({shown}) holds numbers, not run names; the file needs a "
+            "header row of run names"
+        )
+    twice = next((name for name in header if header.count(name) > 1), None)
+    if twice is not None:
+        raise ValueError(f"{path}: column {twice!r} is named twice in the header row")
     bad = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
     if bad:
         raise ValueError(f"{path}: column {bad[0]!r} is not numeric")
@@ -157,6 +179,14 @@ def read_score_matrix(path) -> pd.DataFrame:
     if values.min() < 0 or values.max() > 1:
         raise ValueError(f"{path}: scores must lie in [0, 1], got {values.min()}..{values.max()}")
     return frame
+
+
+def _is_score(text: str) -> bool:
+    """Whether a header field reads as a score, a number in [0, 1]."""
+    try:
+        return 0.0 <= float(text) <= 1.0
+    except ValueError:
+        return False
 
 
 def keep_runs(X: np.ndarray, *, drop_bottom: float = 0.1, drop_duplicates: bool = True):

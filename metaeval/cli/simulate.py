@@ -112,6 +112,9 @@ def _stale_runs(out: Path) -> set[Path]:
 
 
 def _read_groups(path: Path | None, names: list[str]) -> dict[str, str]:
+    """The team of every run of ``names``: from the ``--groups`` file, or guessed from the
+    names."""
+    from metaeval._validation import shown_ids
     from simulators.calibrate import teams_from_names
 
     if path is None:
@@ -120,24 +123,28 @@ def _read_groups(path: Path | None, names: list[str]) -> dict[str, str]:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as err:
         fail(f"--groups {path}: not UTF-8 text ({err.reason} at byte {err.start})")
+    groups = {}
     if path.suffix == ".json":
         try:
             data = json.loads(text)
             data = data.get("groups", data)
-            return {str(k): str(v) for k, v in data.items()}
+            groups = {str(k): str(v) for k, v in data.items()}
         except (json.JSONDecodeError, AttributeError) as err:
             fail(
                 f"--groups {path}: expected a JSON object run -> team (or world.json), "
                 f"got an error: {err}"
             )
-    groups = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        parts = line.split()
-        if len(parts) != 2:
-            fail(f"{path}, line {n}: expected 'run team', got {line!r}")
-        groups[parts[0]] = parts[1]
+    else:
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != 2:
+                fail(f"{path}, line {n}: expected 'run team', got {line!r}")
+            groups[parts[0]] = parts[1]
+    missing = [name for name in names if name not in groups]
+    if missing:
+        fail(f"--groups {path}: has no team for run(s) {shown_ids(missing)}")
     return groups
 
 
@@ -220,6 +227,10 @@ def degrade(
         if value is not None and method not in users:
             fail(f"{option} does not apply to --method {method}; it is for {', '.join(users)}")
     writable(out, "--out")
+    for given_path in (qrels, *(runs or []), groups):
+        # the degraded judgments would silently replace the file they were drawn from
+        if given_path is not None and out.exists() and out.samefile(given_path):
+            fail(f"--out {out}: is an input file ({given_path}); write to another file")
     judgments = read_qrels(qrels)
     runset = read_runs(runs) if runs else None
     names = runset.names if runset is not None else []
@@ -356,6 +367,7 @@ def calibrate(
     if top_grades is not None:
         judged = judged.fold_grades(top_grades)
     writable(out, "--out", folder=True)
+    team_of = _read_groups(groups, runset.names) if groups else None
     seed = resolve_seed(seed)
     size = f"{counted(len(runset), 'run')} x {counted(len(judged.topics), 'topic')}"
     stages = f"{iterations} moment steps" + (
@@ -368,7 +380,7 @@ def calibrate(
         params = fit(
             judged,
             runset,
-            groups=_read_groups(groups, runset.names) if groups else None,
+            groups=team_of,
             iterations=iterations,
             meta_evaluations=meta_evaluations,
             rng=seed,

@@ -86,14 +86,20 @@ def data_digests(spec: StudySpec) -> dict[str, str]:
 
 def world_facts(spec: StudySpec) -> dict[str, dict]:
     """What the report says of each TREC world, read by the driver before the run (the report
-    may be drawn where the data files are not): its topics, runs and judged grades."""
-    from metaeval.data import parse_ids, read_qrels
+    may be drawn where the data files are not): its topics, runs and judged grades.
+
+    Its qrels and run files are parsed here, so that a malformed one stops the study in one
+    line before any task runs (not once in every task); the parsed files stay in this
+    process's cache, where the tasks it runs find them."""
+    from metaeval.data import parse_ids
+    from metaeval.study.worlds import _read
 
     facts = {}
     for w in spec.worlds:
         if not isinstance(w, TrecWorld):
             continue
-        qrels = read_qrels(w.qrels)
+        qrels = _read("qrels", (w.qrels,))
+        _read("runs", tuple(w.runs))
         topics = list(qrels.topics)
         if w.topics is not None:
             topics = parse_ids(_listed(w.topics), available=topics, what="topic")

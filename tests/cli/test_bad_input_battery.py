@@ -436,6 +436,7 @@ for name, data, must in [
     ("latin1", b"1 0 d\xe9 1\n", ("bad.qrels", "line 1", "UTF-8")),
     ("utf16", "1 0 d1 1\n".encode("utf-16"), ("bad.qrels", "UTF-16")),
     ("nul-bytes", b"1 0 d1 1\n\x00\x00\x00\n", ("bad.qrels", "line 2", "NUL")),
+    ("nul-in-an-id", b"1 0 d1 1\n1 0 d\x002 0\n", ("bad.qrels", "line 2", "NUL")),
     ("corrupt-gzip", gzip.compress(QRELS)[:30], ("bad.qrels", "gzip")),
     ("corrupt-bz2", bz2.compress(QRELS)[:30], ("bad.qrels", "bz2")),
     ("corrupt-xz", lzma.compress(QRELS)[:30], ("bad.qrels", "xz")),
@@ -531,6 +532,7 @@ for name, data, must in [
     ("empty", b"", ("bad.run", "empty")),
     ("only-comments", b"# nothing\n", ("bad.run", "comment")),
     ("latin1", b"1 Q0 d\xe9 1 2.0 A\n", ("bad.run", "line 1", "UTF-8")),
+    ("nul-in-an-id", b"1 Q0 d1 1 2.0 A\n1 Q0 d\x002 2 1.0 A\n", ("bad.run", "line 2", "NUL")),
     ("corrupt-gzip", gzip.compress(RUN_A)[:40], ("bad.run", "gzip")),
     ("truncated-gzip-trailer", gzip.compress(RUN_A)[:-4], ("bad.run", "gzip")),
     ("binary-garbage", bytes(range(256)) * 4, ("bad.run",)),
@@ -1654,6 +1656,7 @@ for name, argv, must in [
     ),
     ("out-unwritable", ["--rate", "50", "--out", "{d}/blocker/q.txt"], ("--out",)),
     ("out-is-directory", ["--rate", "50", "--out", "{d}"], ("--out",)),
+    ("out-is-the-qrels", ["--rate", "50", "--out", "{Q}"], ("--out", "q.qrels", "input")),
     (
         "malformed-qrels",
         ["--rate", "50", "--out", "{d}/o.q", "{d}/bad.qrels"],
@@ -1676,6 +1679,31 @@ for name, argv, must in [
             "bad.qrels": b"1 0 d1\n",
         },
     )
+case(
+    "calibrate-groups-without-a-run",
+    sd,
+    [
+        "calibrate",
+        "{Q}",
+        "{A}",
+        "{C}",
+        "--groups",
+        "{d}/g.txt",
+        "--iterations",
+        "0",
+        "--meta-evaluations",
+        "0",
+        "--check",
+        "0",
+        "--seed",
+        "1",
+        "--out",
+        "{d}/cal",
+    ],
+    "error",
+    ("--groups", "g.txt", "no team", "C"),
+    files={"g.txt": b"A t1\n"},
+)
 case(
     "degrade-stratified-ok",
     sd,
@@ -1861,6 +1889,11 @@ for name, text, must in [
         edit(SIM_WORLD, TREC_WORLD.replace("runs/*.run", "bad/*.run")),
         ("x.run", "line 1"),
     ),
+    (
+        "trec-one-run",
+        edit(SIM_WORLD, TREC_WORLD.replace("runs/*.run", "runs/a.run")),
+        ("s.toml", "worlds[0].runs", "at least 2 runs"),
+    ),
 ]:
     case(
         f"study-plan-{name}",
@@ -1875,6 +1908,7 @@ for name, text, must in [
             "w.qrels": QRELS,
             "runs/a.run": RUN_A,
             "runs/c.run": RUN_C,
+            "bad/a.run": RUN_A,
             "bad/x.run": b"1 Q0 d1\n",
         },
     )
@@ -1959,6 +1993,22 @@ case(
     "error",
     ("--jobs", "twice"),
     files={"s.toml": STUDY.encode()},
+)
+case(
+    # the run files are read before any task runs, as the qrels are: one line, not a failure
+    # in every task
+    "study-run-trec-malformed-run",
+    st,
+    ["study", "run", "{d}/s.toml", "--out", "{d}/out", "-q"],
+    "error",
+    ("x.run", "line 1", "score"),
+    files={
+        "s.toml": edit(SIM_WORLD, TREC_WORLD.replace("runs/*.run", "runs/*.run*")).encode(),
+        "w.qrels": QRELS,
+        "runs/a.run": RUN_A,
+        "runs/c.run": RUN_C,
+        "runs/x.run2": b"1 Q0 d1 1 high X\n",
+    },
 )
 case(
     "study-run-out-unwritable",

@@ -252,6 +252,10 @@ def test_calibrate_validation(small_world):
     )
     with pytest.raises(ValueError, match="no run retrieves a document for a judged topic"):
         calibrate(w.qrels, elsewhere)
+    # teams given for some runs only: named before the fit, not a KeyError inside it
+    some = {name: "t" for name in w.runs.names[1:]}
+    with pytest.raises(ValueError, match=f"groups has no team for run\\(s\\) {w.runs.names[0]}"):
+        calibrate(w.qrels, w.runs, groups=some)
 
 
 def test_teams_from_names():

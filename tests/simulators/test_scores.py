@@ -84,6 +84,19 @@ def test_read_score_matrix_refuses_bad_files(tmp_path):
     bad.write_text("r1,r2\n0.1,0.2\n")
     with pytest.raises(ValueError, match="at least 3 topics"):
         read_score_matrix(bad)
+    # without a header row, the first topic's scores would silently name the runs
+    bad.write_text("0.1,0.2\n0.3,0.5\n0.2,0.2\n0.4,0.1\n")
+    with pytest.raises(ValueError, match="needs a header row of run names"):
+        read_score_matrix(bad)
+    bad.write_text("t1,0.1,0.2\nt2,0.3,0.5\nt3,0.2,0.2\n")  # with topic ids
+    with pytest.raises(ValueError, match=r"first row \(t1, 0\.1, 0\.2\) holds numbers"):
+        read_score_matrix(bad)
+    bad.write_text("topic,r1,r2,r1\na,0.1,0.2,0.3\nb,0.3,0.5,0.1\nc,0.2,0.2,0.2\n")
+    with pytest.raises(ValueError, match="column 'r1' is named twice in the header row"):
+        read_score_matrix(bad)
+    bad.write_bytes(b"")
+    with pytest.raises(ValueError, match=r"bad\.csv: empty file"):
+        read_score_matrix(bad)
 
 
 # ------------------------------------------------------------------------------ copulas

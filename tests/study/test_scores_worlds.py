@@ -83,6 +83,7 @@ def _study(tmp_path: Path, world: str, criteria: str, measures: str = '["AP"]') 
     _matrix(tmp_path / "c1_ap.csv", 1)
     _matrix(tmp_path / "c2_ap.csv", 2, runs=6)
     (tmp_path / "bad.csv").write_text("r1,r2\n0.1,0.2\n0.3,1.5\n0.2,0.2\n")
+    (tmp_path / "headless.csv").write_text("0.1,0.2\n0.3,0.5\n0.2,0.2\n0.4,0.1\n")
     text = f"""schema = 1
 [study]
 name = "scores"
@@ -318,6 +319,15 @@ def test_bad_worlds_of_several_measures_are_refused_in_one_line(tmp_path, world,
         (PAIRS.replace("c*_ap.csv", "none*.csv"), ERRORS, '["AP"]', "matches no file"),
         (PAIRS + "\ndrop_bottom = 1.5", ERRORS, '["AP"]', "drop_bottom: must be a share"),
         (PAIRS + "\nrel = 2", ERRORS, '["AP"]', "a scores world has no judgments"),
+        (PAIRS + "\ndelta = nan", ERRORS, '["AP"]', "delta: must be a finite number, got nan"),
+        (PAIRS + "\ndelta = -inf", ERRORS, '["AP"]', "delta: must be a finite number, got -inf"),
+        (PAIRS + "\nsupport = [0, inf]", ERRORS, '["AP"]', "support: must list at least two"),
+        (
+            PAIRS.replace("c*_ap.csv", "headless.csv"),
+            ERRORS,
+            '["AP"]',
+            "headless.csv: the first row .* holds numbers, not run names; the file needs a header",
+        ),
         (
             PAIRS.replace('design = "pairs"', 'design = "systems"'),
             ERRORS,
@@ -343,6 +353,10 @@ def test_bad_worlds_of_several_measures_are_refused_in_one_line(tmp_path, world,
         "no-file",
         "drop-bottom",
         "rel",
+        "delta-nan",
+        "delta-inf",
+        "support-inf",
+        "no-header",
         "systems-files",
         "bad-file",
         "vine-tawn",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from metaeval.study import SpecError, load_spec
@@ -186,3 +188,117 @@ def test_a_misspelt_section_is_named_before_the_claims_that_need_it(tmp_path):
         SpecError, match=r"^study\.toml: degrader: unknown key; did you mean 'degraders'\?"
     ):
         load_spec(write_spec(tmp_path, text))
+
+
+CHECK = (
+    '\n[[claims]]\nid = "C"\ntext = "t"\ncheck = {{ kind = "{kind}", criterion = "robustness", '
+    'statistic = "tau_b", {keys} }}\n'
+)
+
+
+@pytest.mark.parametrize(
+    "kind, keys, where",
+    [
+        (
+            "order",
+            'greater = ["AP"], than = ["P@5"], tolerance = "x"',
+            r"check\.tolerance: must be a finite number >= 0, got 'x'",
+        ),
+        (
+            "order",
+            'greater = ["AP"], than = ["P@5"], tolerance = -0.1',
+            r"check\.tolerance: must be a finite number >= 0, got -0\.1",
+        ),
+        (
+            "order",
+            'like = ["AP"], than = ["P@5"], within = 0',
+            r"check\.within: must be a finite number > 0, got 0",
+        ),
+        (
+            "trend",
+            'measures = ["AP"], to = "20", direction = "falls", tolerance = nan',
+            r"check\.tolerance: must be a finite number >= 0, got nan",
+        ),
+        ("threshold", 'measures = ["AP"], above = inf', r"check\.above: must be a finite number"),
+        (
+            "order",
+            'greater = ["AP"], than = ["P@5"], level = "50", degrader = "zz"',
+            r"check\.degrader: 'zz' is not a degrader of the study; degraders: bv",
+        ),
+        (
+            "order",
+            'greater = ["AP"], than = ["AP"]',
+            r"check\.than: names the same measures as greater \(AP\)",
+        ),
+        (
+            "order",
+            'greater = ["AP", "P@5"], than = ["P@5", "AP"], mode = "mean"',
+            r"check\.than: names the same measures as greater",
+        ),
+        (
+            "order",
+            'greater = [], than = ["AP"]',
+            r"check\.greater: must name at least one measure",
+        ),
+        ("threshold", "measures = [], above = 0.5", r"check\.measures: must name at least one"),
+    ],
+    ids=[
+        "tolerance-string",
+        "tolerance-negative",
+        "within-zero",
+        "tolerance-nan",
+        "above-inf",
+        "degrader-unknown",
+        "measure-against-itself",
+        "same-groups",
+        "greater-empty",
+        "measures-empty",
+    ],
+)
+def test_a_claim_that_could_never_be_judged_is_refused(tmp_path, kind, keys, where):
+    """Found when the study file is read, not left inconclusive (or failing) in the report."""
+    path = write_spec(tmp_path, spec_text() + CHECK.format(kind=kind, keys=keys))
+    with pytest.raises(SpecError, match=r"^study\.toml: claims\[0\]\." + where):
+        load_spec(path)
+
+
+def test_a_claim_names_a_degrader_of_the_study_and_its_levels(tmp_path):
+    keys = 'greater = ["AP"], than = ["P@5"], level = "50", degrader = "bv", tolerance = 0.01'
+    spec = load_spec(write_spec(tmp_path, spec_text() + CHECK.format(kind="order", keys=keys)))
+    assert spec.claims[0].check_dict()["degrader"] == "bv"
+    second = '[[degraders]]\nid = "u"\nmethod = "uniform"\nlevels = [30]\n\n[measures]'
+    text = spec_text().replace("[measures]", second, 1)
+    other = keys.replace('level = "50"', 'level = "30"')  # a level of degrader u, not of bv
+    with pytest.raises(SpecError, match=r"check\.level: '30' is not a level of degrader 'bv'"):
+        load_spec(write_spec(tmp_path, text + CHECK.format(kind="order", keys=other)))
+
+
+def test_a_trec_world_needs_two_runs_and_has_no_truth(tmp_path, trec_files):
+    first = sorted(Path(trec_files, "runs").iterdir())[0].name
+    text = f"""
+schema = 1
+[study]
+name = "t"
+seed = 1
+[[worlds]]
+id = "w"
+kind = "trec"
+qrels = "{trec_files}/qrels.txt"
+runs = "{trec_files}/runs/*"
+[measures]
+names = ["AP", "P@5"]
+[[criteria]]
+kind = "robustness"
+"""
+    one = text.replace("runs/*", f"runs/{first}")
+    with pytest.raises(SpecError, match=r"worlds\[0\]\.runs: .*needs at least 2 runs"):
+        load_spec(write_spec(tmp_path, one))
+    truth = CHECK.format(kind="order", keys='greater = ["AP"], than = ["P@5"], against = "truth"')
+    with pytest.raises(
+        SpecError, match=r"claims\[0\]\.check\.against: 'truth' is known on simulated worlds only"
+    ):
+        load_spec(write_spec(tmp_path, text + truth))
+    # with a simulated world beside it, the claim is judged there
+    sim = '[[worlds]]\nid = "sim"\nkind = "simulator"\nn_topics = 8\nn_systems = 5\n[measures]'
+    spec = load_spec(write_spec(tmp_path, text.replace("[measures]", sim) + truth))
+    assert spec.claims[0].check_dict()["against"] == "truth"

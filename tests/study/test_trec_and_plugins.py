@@ -97,6 +97,26 @@ def test_a_trec_world_with_subsets_and_aggregates(tmp_path, trec_files):
     assert res["replicate"].dtype.kind == "i" and res["trial"].dtype.kind == "i"
 
 
+def test_a_malformed_run_file_stops_the_study_before_any_task(tmp_path, trec_files):
+    """The run files are read with the qrels before the tasks: a malformed one is one error
+    naming its line, not a failure of every task."""
+    import shutil
+
+    from metaeval.data import TrecFormatError
+
+    root = tmp_path / "data"
+    shutil.copytree(trec_files, root)
+    bad = sorted((root / "runs").glob("*.run"))[-1]
+    lines = bad.read_text().splitlines(keepends=True)
+    bad.write_text(
+        "".join(lines[:2]) + lines[2].replace(lines[2].split()[4], "high") + "".join(lines[3:])
+    )
+    spec = load_spec(trec_spec(tmp_path, root))
+    with pytest.raises(TrecFormatError, match=rf"{re.escape(bad.name)}, line 3: score 'high'"):
+        run_study(spec, tmp_path / "out", jobs=1, quiet=True)
+    assert not (tmp_path / "out" / "failures").exists()
+
+
 def test_fold_grades_keeps_the_top_grades():
     from metaeval import Qrels
 

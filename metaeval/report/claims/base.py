@@ -14,6 +14,7 @@ claims when it reads a claim, and hands :func:`read_check` its table (anything w
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -65,12 +66,19 @@ class StudyNames:
         The worlds' ids.
     levels : frozenset of str
         Every level of every degrader, as text, and ``"full"``.
+    degraders : tuple
+        The study's degrader specs (each with ``id`` and ``levels``, as
+        :class:`metaeval.study.spec.DegraderSpec`).
+    trec_worlds : frozenset of str
+        The worlds that are real collections: they have no truth and no latent system effect.
     """
 
     criteria: tuple = ()
     measures: tuple[str, ...] = ()
     worlds: tuple[str, ...] = ()
     levels: frozenset = frozenset({FULL})
+    degraders: tuple = ()
+    trec_worlds: frozenset = frozenset()
 
     def criterion_ids(self) -> list[str]:
         """The criteria's ids, in study order."""
@@ -185,10 +193,28 @@ class ResultsCheck(ClaimCheck):
         raise NotImplementedError
 
 
+def finite_number(check: dict, table: Table, key: str, bound: str = "") -> None:
+    """``check[key]``, when the check has it, is a finite number (TOML reads ``nan`` and
+    ``inf`` as numbers), ``bound`` (``">= 0"`` or ``"> 0"``) when given."""
+    if key not in check:
+        return
+    value = check[key]
+    ok = (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and (bound != ">= 0" or value >= 0)
+        and (bound != "> 0" or value > 0)
+    )
+    if not ok:
+        wanted = f"a finite number {bound}" if bound else "a finite number"
+        raise table.error(key, f"must be {wanted}, got {value!r}")
+
+
 def _validate_names(check: dict, c: Table, study: StudyNames) -> None:
     """Every name a check uses exists in the study, and takes its one spelling: criteria,
-    measures, references, levels, statistics, worlds (in this order: the first problem is the
-    one reported)."""
+    measures, references, statistics, worlds, degrader, levels (in this order: the first
+    problem is the one reported)."""
     ids = study.criterion_ids()
     for key in ("criterion", "change_from"):
         if key in check and check[key] not in ids:
@@ -199,7 +225,17 @@ def _validate_names(check: dict, c: Table, study: StudyNames) -> None:
     for key in ("greater", "less", "like", "than", "measures"):
         if key in check:
             names = [check[key]] if isinstance(check[key], str) else check[key]
+            if isinstance(names, list) and not names:
+                raise c.error(key, "must name at least one measure")
             check[key] = [study.measure(n, c, key) for n in names]
+    side = next((k for k in ("greater", "less", "like") if k in check), None)
+    if side is not None and "than" in check and set(check[side]) == set(check["than"]):
+        # every pair would compare a measure with itself (or each with the other both ways)
+        raise c.error(
+            "than",
+            f"names the same measures as {side} ({', '.join(check['than'])}): a claim compares "
+            "different measures",
+        )
     if "against" in check:
         refs = check["against"] if isinstance(check["against"], list) else [check["against"]]
         # what the criterion's rows name as their other side when it is not a measure
@@ -230,7 +266,30 @@ def _validate_names(check: dict, c: Table, study: StudyNames) -> None:
             raise c.error("worlds", f"criterion {criterion.id!r} does not run on world {w!r}")
     if criterion.worlds and "worlds" not in check:
         check["worlds"] = list(criterion.worlds)  # judged where the criterion runs
-    levels = study.levels
+    refs = check.get("against", [])
+    latent = [r for r in ([refs] if isinstance(refs, str) else refs) if r in ("truth", "effect")]
+    if latent:
+        judged = check.get("worlds") or [w for w in study.worlds if criterion.runs_on(w)]
+        judged = [judged] if isinstance(judged, str) else judged
+        if judged and all(w in study.trec_worlds for w in judged):
+            raise c.error(
+                "against",
+                f"{latent[0]!r} is known on simulated worlds only, and this claim is judged on "
+                f"real collections only ({', '.join(judged)})",
+            )
+    levels, of = study.levels, "the study"
+    if "degrader" in check:
+        degrader_ids = [d.id for d in study.degraders]
+        degrader = next((d for d in study.degraders if d.id == check["degrader"]), None)
+        if degrader is None:
+            raise c.error(
+                "degrader",
+                f"{check['degrader']!r} is not a degrader of the study; degraders: "
+                f"{', '.join(degrader_ids) or 'none'}",
+            )
+        # the rows of another degrader's level would never be found
+        levels = frozenset(str(lv) for lv in degrader.levels) | {FULL}
+        of = f"degrader {degrader.id!r}"
     for key in ("level", "from", "to", "relative_to", "levels"):
         for i, lv in enumerate(check.get(key, []) if key == "levels" else [check.get(key)]):
             if lv is None:
@@ -240,7 +299,7 @@ def _validate_names(check: dict, c: Table, study: StudyNames) -> None:
             if lv not in levels:
                 raise c.error(
                     key if key != "levels" else f"levels[{i}]",
-                    f"{lv!r} is not a level of the study; levels: {', '.join(sorted(levels))}",
+                    f"{lv!r} is not a level of {of}; levels: {', '.join(sorted(levels))}",
                 )
     if "per" in check and not isinstance(check["per"], str):
         raise c.error("per", f"must name a statistic (a string), got {toml_kind(check['per'])}")

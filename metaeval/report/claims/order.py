@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.report.claims.base import ResultsCheck, Table, register_check
+from metaeval.report.claims.base import ResultsCheck, Table, finite_number, register_check
 from metaeval.report.claims.values import ClaimValues, _contexts, _where, as_list
 from metaeval.report.claims.verdict import Part, _num, _say, _shown
 from metaeval.report.inference import mean_of
@@ -30,7 +30,8 @@ class OrderCheck(ResultsCheck):
 
     @classmethod
     def validate_own(cls, check: dict, table: Table) -> None:
-        """Exactly one of greater, less and like; like goes with within; mode each or mean."""
+        """Exactly one of greater, less and like; like goes with within; mode each or mean;
+        tolerance a number >= 0, within one > 0."""
         if sum(k in check for k in ("greater", "less", "like")) != 1:
             raise table.error(
                 None,
@@ -43,6 +44,8 @@ class OrderCheck(ResultsCheck):
             )
         if check.get("mode", "each") not in ("each", "mean"):
             raise table.error("mode", f"must be each or mean, got {check['mode']!r}")
+        finite_number(check, table, "tolerance", ">= 0")
+        finite_number(check, table, "within", "> 0")  # no difference lies within +-0
 
     def parts(self, claim: ClaimValues) -> list[Part]:
         """The claim's parts on one world (see the module docstring)."""

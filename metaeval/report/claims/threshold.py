@@ -7,7 +7,7 @@ equivalence band) on ``statistic`` of ``criterion`` at ``level`` (or every one o
 
 from __future__ import annotations
 
-from metaeval.report.claims.base import ResultsCheck, Table, register_check
+from metaeval.report.claims.base import ResultsCheck, Table, finite_number, register_check
 from metaeval.report.claims.values import ClaimValues, _contexts, _where, as_list
 from metaeval.report.claims.verdict import Part, _say, _shown
 
@@ -23,16 +23,13 @@ class ThresholdCheck(ResultsCheck):
 
     @classmethod
     def validate_own(cls, check: dict, table: Table) -> None:
-        """above and/or below, numbers, the lower bound below the upper one."""
+        """above and/or below, finite numbers, the lower bound below the upper one."""
         if "above" not in check and "below" not in check:
             raise table.error(
                 None, "a threshold check needs above = x, below = y, or both (a band)"
             )
-        if not all(
-            isinstance(check.get(k, 0), (int, float)) and not isinstance(check.get(k), bool)
-            for k in ("above", "below")
-        ):
-            raise table.error("above" if "above" in check else "below", "must be a number")
+        finite_number(check, table, "above")
+        finite_number(check, table, "below")
         if "above" in check and "below" in check and not (check["above"] < check["below"]):
             raise table.error("below", f"must be above the lower bound ({check['above']})")
 

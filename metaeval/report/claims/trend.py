@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaeval.report.claims.base import ResultsCheck, Table, register_check
+from metaeval.report.claims.base import ResultsCheck, Table, finite_number, register_check
 from metaeval.report.claims.values import ClaimValues, as_list
 from metaeval.report.claims.verdict import Part, _say, _shown
 
@@ -31,7 +31,7 @@ class TrendCheck(ResultsCheck):
 
     @classmethod
     def validate_own(cls, check: dict, table: Table) -> None:
-        """direction falls, rises or flat."""
+        """direction falls, rises or flat; tolerance a number >= 0."""
         # a direction the report cannot say would only fail when the report is drawn
         if check["direction"] not in _CLAIMED:
             raise table.error(
@@ -39,6 +39,7 @@ class TrendCheck(ResultsCheck):
                 f"must be {', '.join(list(_CLAIMED)[:-1])} or {list(_CLAIMED)[-1]}, "
                 f"got {check['direction']!r}",
             )
+        finite_number(check, table, "tolerance", ">= 0")
 
     def parts(self, claim: ClaimValues) -> list[Part]:
         """The claim's parts on one world (see the module docstring)."""

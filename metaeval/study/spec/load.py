@@ -369,6 +369,8 @@ def _claim(t: _Table, criteria, measures, worlds, degraders) -> ClaimSpec:
         measures=tuple(m.label for m in measures),
         worlds=tuple(w.id for w in worlds),
         levels=frozenset({str(lv) for d in degraders for lv in d.levels} | {FULL}),
+        degraders=tuple(degraders),
+        trec_worlds=frozenset(w.id for w in worlds if w.kind == "trec"),
     )
     check = read_check(c, study)
     return ClaimSpec(cid, text, source, _freeze(check.to_dict()))

@@ -4,6 +4,7 @@ names the file and the key path (``study.toml: degraders[0].levels[2]: ...``).""
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,14 @@ def _at_least_two_systems(value: int) -> int:
     if value < 2:
         raise ValueError(f"must be at least 2 (every criterion compares systems), got {value}")
     return value
+
+
+def _finite(value: float) -> float:
+    """A number TOML can also spell ``nan`` or ``inf``: checked when the file is read, not
+    when a task first uses it."""
+    if not math.isfinite(value):
+        raise ValueError(f"must be a finite number, got {value}")
+    return float(value)
 
 
 def _non_negative(value: int) -> int:

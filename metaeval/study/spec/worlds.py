@@ -16,6 +16,7 @@ from metaeval.study.spec.table import (
     SpecError,
     _absolute,
     _at_least_two_systems,
+    _finite,
     _freeze,
     _identifier,
     _one_of,
@@ -53,7 +54,7 @@ def _best_runs(t: _Table) -> tuple:
     best = t.table("best_runs", None)
     if best is None:
         return ()
-    n = best.take("n", int, check=_positive)
+    n = best.take("n", int, check=_at_least_two_systems)
     by = best.take("by", str, "AP")
     best.finish("n, by")
     try:
@@ -90,6 +91,12 @@ def _world(t: _Table, base: Path) -> World:
     if kind == "trec":
         qrels = _resolve(base, t.take("qrels", str), t, "qrels")
         files = _files(t, base, "runs", "run file")
+        if len(files) < 2:  # a file holds one run
+            raise t.error(
+                "runs",
+                "names one run file; a world needs at least 2 runs (every criterion compares "
+                "systems)",
+            )
         topics = t.take("topics", (str, list), None)
         run_names = t.take("run_names", (str, list), None)
         if isinstance(topics, str) and (base / topics).is_file():
@@ -204,7 +211,7 @@ def _scores_world(t: _Table, base: Path, wid: str, rel: int, best_runs: tuple) -
         except ValueError as err:
             raise t.error("scores", f"{err} ({', '.join(f.name for f in files)})") from None
     pairs = t.take("pairs", int, 1000, check=_positive)
-    delta = float(t.take("delta", (float, int), 0.0))
+    delta = t.take("delta", (float, int), 0.0, check=_finite)
     copula = t.take("copula", str, "gaussian", check=_one_of(COPULAS))
     support = _per_measure(t, "support", measures, _support)
     margins = _per_measure(t, "margins", measures, _margin_families)
@@ -303,9 +310,9 @@ def _per_measure(t: _Table, key: str, measures: tuple, check) -> tuple:
 
 def _support(t: _Table, where: str, values: list) -> tuple:
     if len(values) < 2 or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
     ):
-        raise t.error(where, "must list at least two possible scores (numbers)")
+        raise t.error(where, "must list at least two possible scores (finite numbers)")
     return tuple(sorted(float(v) for v in values))
 
 
