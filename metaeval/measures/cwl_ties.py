@@ -174,9 +174,12 @@ def _opening_lists(measure, gains, spans, ranks: _Ranks):
                 cells += lists.shape[0] * at
             if not reading.any():
                 return lists, chance, cells + lists.size
-            rows = np.repeat(np.arange(len(chance)), np.where(reading, K, 1))
-            gain = np.where(reading[rows], _ranks_within(rows), 0)
-            gain = np.where(reading[rows], gain, np.argmax(left[rows] > 0, axis=1))
+            # a reader's opening grows by each gain (those with none left are dropped below),
+            # a stopped user's by the first gain its group has left
+            width = np.where(reading, K, 1)
+            rows = np.repeat(np.arange(len(chance)), width)
+            each = np.arange(len(rows)) - np.repeat(np.cumsum(width) - width, width)
+            gain = np.where(reading[rows], each, np.argmax(left[rows] > 0, axis=1))
             can = left[rows, gain] > 0
             rows, gain = rows[can], gain[can]
             if len(rows) * n > OPENING_CELLS:
@@ -186,12 +189,6 @@ def _opening_lists(measure, gains, spans, ranks: _Ranks):
             lists[:, at] = values[gain]
             left[np.arange(len(rows)), gain] -= 1
     return lists, chance, cells + lists.size
-
-
-def _ranks_within(rows: np.ndarray) -> np.ndarray:
-    """0, 1, 2, ... within each run of equal values of ``rows`` (ascending)."""
-    starts = np.flatnonzero(np.diff(rows, prepend=-1))
-    return np.arange(len(rows)) - np.repeat(starts, np.diff(np.append(starts, len(rows))))
 
 
 def _plan(measure, tensor: EvalTensor, ranks: _Ranks, cell: float) -> tuple[list, np.ndarray]:
