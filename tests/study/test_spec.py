@@ -107,8 +107,9 @@ def test_not_toml(tmp_path):
         load_spec(write_spec(tmp_path, "schema = = 1"))
 
 
-def test_trec_world_paths_relative_to_the_file(tmp_path, trec_files):
-    text = f"""
+def trec_spec(trec_files, *, measures: str, criterion: str, extra: str = "") -> str:
+    """A study of one TREC world on the test collection's files."""
+    return f"""
 schema = 1
 [study]
 name = "t"
@@ -118,12 +119,18 @@ id = "w"
 kind = "trec"
 qrels = "{trec_files}/qrels.txt"
 runs = "{trec_files}/runs/*"
-topics = "q001,q002,q003"
+{extra}
 [measures]
-names = ["AP"]
+names = {measures}
 [[criteria]]
-kind = "agreement"
+kind = "{criterion}"
 """
+
+
+def test_trec_world_paths_relative_to_the_file(tmp_path, trec_files):
+    text = trec_spec(
+        trec_files, measures='["AP"]', criterion="agreement", extra='topics = "q001,q002,q003"'
+    )
     # agreement needs two measures: an error about the plan, not the file
     spec = load_spec(write_spec(tmp_path, text))
     assert len(spec.worlds[0].runs) == 8
@@ -275,21 +282,7 @@ def test_a_claim_names_a_degrader_of_the_study_and_its_levels(tmp_path):
 
 def test_a_trec_world_needs_two_runs_and_has_no_truth(tmp_path, trec_files):
     first = sorted(Path(trec_files, "runs").iterdir())[0].name
-    text = f"""
-schema = 1
-[study]
-name = "t"
-seed = 1
-[[worlds]]
-id = "w"
-kind = "trec"
-qrels = "{trec_files}/qrels.txt"
-runs = "{trec_files}/runs/*"
-[measures]
-names = ["AP", "P@5"]
-[[criteria]]
-kind = "robustness"
-"""
+    text = trec_spec(trec_files, measures='["AP", "P@5"]', criterion="robustness")
     one = text.replace("runs/*", f"runs/{first}")
     with pytest.raises(SpecError, match=r"worlds\[0\]\.runs: .*needs at least 2 runs"):
         load_spec(write_spec(tmp_path, one))
