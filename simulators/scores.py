@@ -166,18 +166,33 @@ def read_score_matrix(path) -> pd.DataFrame:
     twice = next((name for name in header if header.count(name) > 1), None)
     if twice is not None:
         raise ValueError(f"{path}: column {twice!r} is named twice in the header row")
-    bad = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-    if bad:
-        raise ValueError(f"{path}: column {bad[0]!r} is not numeric")
+
+    # a file line for a cell: the header is line 1, the first topic line 2
+    def line(row: int) -> str:
+        return f"line {row + 2}"
+
+    for column in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            numbers = pd.to_numeric(frame[column], errors="coerce")
+            row = int(np.flatnonzero(numbers.isna() & frame[column].notna())[0])
+            raise ValueError(
+                f"{path}, {line(row)}: run {column!r} has {frame[column].iloc[row]!r}, not a number"
+            )
     values = frame.to_numpy(dtype=float)
     if frame.shape[0] < 3 or frame.shape[1] < 2:
         raise ValueError(
             f"{path}: needs at least 3 topics (rows) and 2 runs (columns), got {frame.shape}"
         )
-    if not np.isfinite(values).all():
-        raise ValueError(f"{path}: has missing or non-finite scores")
-    if values.min() < 0 or values.max() > 1:
-        raise ValueError(f"{path}: scores must lie in [0, 1], got {values.min()}..{values.max()}")
+    for problem, bad in (
+        ("is missing or not finite", ~np.isfinite(values)),
+        ("lies outside [0, 1]", (values < 0) | (values > 1)),
+    ):
+        if bad.any():
+            row, col = (int(i[0]) for i in np.nonzero(bad))
+            raise ValueError(
+                f"{path}, {line(row)}: the score of run {frame.columns[col]!r} "
+                f"({values[row, col]}) {problem}"
+            )
     return frame
 
 

@@ -1894,6 +1894,11 @@ for name, text, must in [
         edit(SIM_WORLD, TREC_WORLD.replace("runs/*.run", "runs/a.run")),
         ("s.toml", "worlds[0].runs", "at least 2 runs"),
     ),
+    (
+        "trec-qrels-is-a-directory",
+        edit(SIM_WORLD, TREC_WORLD.replace('qrels = "w.qrels"', 'qrels = "runs"')),
+        ("s.toml", "worlds[0].qrels", "is a directory, not a file"),
+    ),
 ]:
     case(
         f"study-plan-{name}",
@@ -2068,6 +2073,13 @@ case(
     ["card", "-m", "AP", "--world", "nowhere", "--out", "{d}/c", "-q"],
     "error",
     ("--world", "nowhere"),
+)
+case(
+    "card-study-file-missing",
+    st,
+    ["card", "-m", "AP", "--world", "{d}/nope.toml:sim", "--out", "{d}/c", "-q"],
+    "error",
+    ("nope.toml: no such file",),
 )
 case(
     "card-study-world-missing",

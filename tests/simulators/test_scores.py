@@ -76,10 +76,13 @@ def test_read_score_matrix_refuses_bad_files(tmp_path):
     assert list(frame.columns) == ["r1", "r2"] and list(frame.index) == ["a", "b", "c"]
     bad = tmp_path / "bad.csv"
     bad.write_text("r1,r2\n0.1,0.2\n0.3,1.5\n0.2,0.2\n")
-    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+    with pytest.raises(ValueError, match=r"bad.csv, line 3: the score of run 'r2' \(1.5\) lies"):
         read_score_matrix(bad)
     bad.write_text("r1,r2\n0.1,0.2\n0.3,\n0.2,0.2\n")
-    with pytest.raises(ValueError, match="missing"):
+    with pytest.raises(ValueError, match=r"line 3: the score of run 'r2' \(nan\) is missing"):
+        read_score_matrix(bad)
+    bad.write_text("topic,r1,r2\na,0.1,0.2\nb,0.3,0.4\nc,0.2,x\n")
+    with pytest.raises(ValueError, match=r"bad.csv, line 4: run 'r2' has 'x', not a number"):
         read_score_matrix(bad)
     bad.write_text("r1,r2\n0.1,0.2\n")
     with pytest.raises(ValueError, match="at least 3 topics"):

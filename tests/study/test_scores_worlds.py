@@ -334,7 +334,12 @@ def test_bad_worlds_of_several_measures_are_refused_in_one_line(tmp_path, world,
             '["AP"]',
             "a systems world fits one collection",
         ),
-        (PAIRS.replace("c*_ap.csv", "bad.csv"), ERRORS, '["AP"]', "scores must lie in [0, 1]"),
+        (
+            PAIRS.replace("c*_ap.csv", "bad.csv"),
+            ERRORS,
+            '["AP"]',
+            "bad.csv, line 3: the score of run 'r2' .1.5. lies outside [0, 1]",
+        ),
         (
             PAIRS.replace('design = "pairs"', 'design = "systems"').replace("c*_ap", "c1_ap")
             + '\ncopula = "vine"\ncopula_families = ["gumbel", "tawn2"]',

@@ -130,7 +130,10 @@ def _world_block(world: str) -> str:
             "n_topics = 50\nn_systems = 30\nreplicates = 2\n"
         )
     path, _, wid = world.rpartition(":")
-    if not path or not Path(path).is_file():
+    if path and not Path(path).is_file():
+        what = "is a directory" if Path(path).is_dir() else "no such file"
+        raise ValueError(f"--world {world}: {path}: {what} (a study file was expected)")
+    if not path:
         raise ValueError(
             f"--world must be a simulator preset ({', '.join(sorted(PRESETS))}) "
             f"or STUDY.toml:WORLD_ID, got {world!r}"

@@ -205,6 +205,8 @@ def _resolve(
     p = _absolute(base, value)
     if must_exist and not p.exists():
         raise table.error(where, f"{value!r}: no such file ({p})")
+    if must_exist and p.is_dir():
+        raise table.error(where, f"{value!r}: is a directory, not a file ({p})")
     return p
 
 
