@@ -677,6 +677,8 @@ def calibrate(
         )
     if not tensor.lengths.any():
         raise ValueError("no run retrieves a document for a judged topic: nothing to fit")
+    if progress:
+        progress("stage 1: reading values off the collection")
     rel_counts = counts[:, 1:]
     R = rel_counts.sum(axis=1)
     logR = np.log(np.maximum(R, 1))

@@ -167,6 +167,11 @@ def read_score_matrix(path) -> pd.DataFrame:
     if twice is not None:
         raise ValueError(f"{path}: column {twice!r} is named twice in the header row")
 
+    if frame.shape[0] < 3 or frame.shape[1] < 2:
+        raise ValueError(
+            f"{path}: needs at least 3 topics (rows) and 2 runs (columns), got {frame.shape}"
+        )
+
     # a file line for a cell: the header is line 1, the first topic line 2
     def line(row: int) -> str:
         return f"line {row + 2}"
@@ -179,10 +184,6 @@ def read_score_matrix(path) -> pd.DataFrame:
                 f"{path}, {line(row)}: run {column!r} has {frame[column].iloc[row]!r}, not a number"
             )
     values = frame.to_numpy(dtype=float)
-    if frame.shape[0] < 3 or frame.shape[1] < 2:
-        raise ValueError(
-            f"{path}: needs at least 3 topics (rows) and 2 runs (columns), got {frame.shape}"
-        )
     for problem, bad in (
         ("is missing or not finite", ~np.isfinite(values)),
         ("lies outside [0, 1]", (values < 0) | (values > 1)),

@@ -375,7 +375,15 @@ def calibrate(
         if meta_evaluations
         else ""
     )
-    typer.echo(f"fitting a world to {size}: {stages}", err=True)
+    said = []
+
+    def progress(line: str) -> None:
+        # said once the inputs have passed the fit's checks: a refusal stays one line
+        if not said:
+            typer.echo(f"fitting a world to {size}: {stages}", err=True)
+            said.append(True)
+        typer.echo(line, err=True)
+
     try:
         params = fit(
             judged,
@@ -385,7 +393,7 @@ def calibrate(
             meta_evaluations=meta_evaluations,
             rng=seed,
             jobs=jobs,
-            progress=lambda line: typer.echo(line, err=True),
+            progress=progress,
         )
     except ValueError as err:
         fail(f"{qrels}: {err}")

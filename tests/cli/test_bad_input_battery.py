@@ -1679,6 +1679,20 @@ for name, argv, must in [
             "bad.qrels": b"1 0 d1\n",
         },
     )
+for name, qrels, runs, must in [
+    ("calibrate-one-run", "{Q}", ["{A}"], ("at least 2 runs",)),
+    ("calibrate-nothing-relevant", "{d}/z.qrels", ["{A}", "{C}"], ("no relevant grade",)),
+]:
+    # refused before the fit announces itself: one line on its own
+    case(
+        name,
+        sd,
+        ["calibrate", qrels, *runs, "--iterations", "1", "--meta-evaluations", "0"]
+        + ["--check", "0", "--seed", "1", "--out", "{d}/o"],
+        "error",
+        must,
+        files={"z.qrels": b"1 0 d1 0\n1 0 d2 0\n2 0 d3 0\n"},
+    )
 case(
     "calibrate-groups-without-a-run",
     sd,

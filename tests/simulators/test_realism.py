@@ -310,6 +310,7 @@ def test_calibrate_reports_its_progress_step_by_step(collection):
     lines = []
     calibrate(w.qrels, w.runs, iterations=2, meta_evaluations=2, rng=0, progress=lines.append)
     assert [line.split(":")[0] for line in lines] == [
+        "stage 1",
         "moments, step 1 of 2",
         "moments, step 2 of 2",
         "meta-evaluation, evaluation 1 of at most 2",

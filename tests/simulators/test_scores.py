@@ -84,9 +84,10 @@ def test_read_score_matrix_refuses_bad_files(tmp_path):
     bad.write_text("topic,r1,r2\na,0.1,0.2\nb,0.3,0.4\nc,0.2,x\n")
     with pytest.raises(ValueError, match=r"bad.csv, line 4: run 'r2' has 'x', not a number"):
         read_score_matrix(bad)
-    bad.write_text("r1,r2\n0.1,0.2\n")
-    with pytest.raises(ValueError, match="at least 3 topics"):
-        read_score_matrix(bad)
+    for text in ("r1,r2\n0.1,0.2\n", "r1,r2\n", "topic,r1,r2\n"):  # a header alone too
+        bad.write_text(text)
+        with pytest.raises(ValueError, match="at least 3 topics"):
+            read_score_matrix(bad)
     # without a header row, the first topic's scores would silently name the runs
     bad.write_text("0.1,0.2\n0.3,0.5\n0.2,0.2\n0.4,0.1\n")
     with pytest.raises(ValueError, match="needs a header row of run names"):
