@@ -258,9 +258,9 @@ def evaluate(
         at once: ``expected`` gives each measure's expected value over the orderings of each
         group of tied documents (McSherry & Najork, ECIR 2008), so that runs differing only in
         their document ids score the same. ``expected`` applies to runs given as objects too.
-        INST, BPM, IFT, NERR and CWL_AP follow the tied items' gains state by state (the
-        EU of the first four to 1e-10), and BPM_dynamic too where its sums are exact (else
-        it scores every distinct opening of the ranks its users may read); a measure
+        INST, IFT, NERR and CWL_AP follow the tied items' gains state by state (the EU of
+        the first three to 1e-10), BPM and BPM_dynamic where their sums are exact
+        (else they score every distinct opening of the ranks their users may read); a measure
         without either (plugins) scores every ordering of a list's tied documents
         (docs/methods.md §6.6), and is refused where a list has more than 10,000 of them.
     depth : int, optional

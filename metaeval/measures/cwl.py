@@ -1121,6 +1121,36 @@ class _BPMBase(CWLMeasure):
         spent = np.flatnonzero(ranks.cum_costs >= self.K)
         return int(spent[0]) + 1 if len(spent) else ranks.n
 
+    #: The parameters that enter the benefit budget's sums besides the gains.
+    _budget_parameters: ClassVar[tuple[str, ...]] = ("T",)
+
+    def _expected_outputs(self, tensor: EvalTensor) -> np.ndarray:
+        # Where G(i) equals the benefit budget in exact arithmetic (BPM_dynamic's defaults:
+        # at the third rank whenever its item has no gain; BPM(T=2): 1 + 1/3 + 2/3),
+        # cwl_eval's user stops or goes on as the rounding of its sums falls, which depends
+        # on the order of the gains (on TREC DL 2020, up to 0.12 of a list's ETU): the
+        # recursion follows no order, so it serves only where no sum is rounded.
+        if self._exact_budgets(self.gain_values(tensor.levels)):
+            return expected_adaptive(self, tensor)
+        return expected_by_openings(self, tensor)
+
+    def _exact_budgets(self, table: np.ndarray) -> bool:
+        """Whether the sums of the benefit budget are exact, in cwl_eval's order and in
+        :meth:`step_continuation`'s, for gains from ``table`` (or 0 or max_gain) at every
+        depth up to max_depth.
+
+        With every gain and parameter a multiple of 1/D (D a power of two, as every float's
+        denominator is) and at most A >= 1 in size, each intermediate of either sum is a
+        multiple of 1/D^2 of size at most 4 n A^2 (BPM_dynamic's T(i) multiplies hb by a sum
+        of gains), a number a double holds exactly while 4 n A^2 D^2 < 2^53 (binary gains,
+        or grades 0-2 or 0-4 scaled, with the defaults; not grades 0-3 scaled, in thirds).
+        """
+        parameters = [getattr(self, name) for name in self._budget_parameters]
+        fractions = [Fraction(float(x)) for x in (*parameters, self.max_gain, *table)]
+        size = max(1, *(abs(f) for f in fractions))
+        denominator = max(f.denominator for f in fractions)
+        return 4 * self.max_depth * size**2 * denominator**2 < 2**53
+
 
 @register(aliases=("BPM_static",))
 @dataclass(frozen=True, kw_only=True)
@@ -1189,6 +1219,7 @@ class BPM_dynamic(_BPMBase):
     hb: float = 1.0
     gain_med: float = 0.5
     name = "BPM_dynamic"
+    _budget_parameters = ("T", "hb", "gain_med")
     ranged_continuation = True
     _constraints: ClassVar[dict] = {"hb": _NON_NEGATIVE, "gain_med": _NON_NEGATIVE}
     formula = "C(i) = 1 while G(i) < T(i) and K(i) < K, T(i+1) = T(i) + hb (g(i) - gain_med)"
@@ -1206,31 +1237,6 @@ class BPM_dynamic(_BPMBase):
         # case the recursion over tied orderings reads this
         wanted = self.T + self.hb * ((found - gain) - (ranks.i[at] - 1.0) * self.gain_med)
         return ((found < wanted) & (ranks.cum_costs[at] < self.K)).astype(np.float64)
-
-    def _expected_outputs(self, tensor: EvalTensor) -> np.ndarray:
-        # Where G(i) = T(i) in exact arithmetic (with the defaults, at the third rank whenever
-        # its item has no gain), cwl_eval's user stops or goes on as the rounding of its sums
-        # falls, which depends on the order of the gains: the recursion follows no order, so
-        # it serves only where no sum is rounded.
-        if self._exact_budgets(self.gain_values(tensor.levels)):
-            return expected_adaptive(self, tensor)
-        return expected_by_openings(self, tensor)
-
-    def _exact_budgets(self, table: np.ndarray) -> bool:
-        """Whether G(i) and T(i) are exact sums, in cwl_eval's order and in
-        :meth:`step_continuation`'s, for gains from ``table`` (or 0 or max_gain) at every
-        depth up to max_depth.
-
-        With every gain, T, hb and gain_med a multiple of 1/D (D a power of two, as every
-        float's denominator is) and at most A >= 1 in size, each intermediate of either sum
-        is a multiple of 1/D^2 of size at most 4 n A^2, a number a double holds exactly
-        while 4 n A^2 D^2 < 2^53 (binary gains, or grades 0-2 scaled, with the defaults).
-        """
-        numbers = [self.T, self.hb, self.gain_med, self.max_gain, *map(float, table)]
-        fractions = [Fraction(x) for x in numbers]
-        size = max(1, *(abs(f) for f in fractions))
-        denominator = max(f.denominator for f in fractions)
-        return 4 * self.max_depth * size**2 * denominator**2 < 2**53
 
     def continuation_range(self, low, high, ranks):
         # G(i) rises with the gains and so does T(i) (hb >= 0): the user goes on at least

@@ -1,8 +1,8 @@
 """The expected outputs over tied orderings of the adaptive C/W/L measures whose C(i) reads
-only the rank i, the gain g(i) there and the gain G(i) found down to it: INST, BPM, IFT,
-NERR, and BPM_dynamic where its sums are exact (docs/methods.md §6.6); CWL_AP's outputs through
-the Laplace transform of its S(1) (:func:`expected_cwl_ap`), on the same states; and, for
-BPM_dynamic's rounded sums, the distinct openings of the ranks its users may read
+only the rank i, the gain g(i) there and the gain G(i) found down to it: INST, IFT, NERR, and
+BPM and BPM_dynamic where their sums are exact (docs/methods.md §6.6); CWL_AP's outputs through
+the Laplace transform of its S(1) (:func:`expected_cwl_ap`), on the same states; and, for the
+BPM measures' rounded sums, the distinct openings of the ranks their users may read
 (:func:`expected_by_openings`).
 
 Inside a group of tied items, every distinct arrangement of the group's gains equally likely,
@@ -116,7 +116,7 @@ def expected_by_openings(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
     rank j read) grows no further: what lies below changes no output. The measure's own
     arithmetic scores each opening, rounding included, so the value is that of every
     ordering averaged; it serves a measure whose sums the orderings round differently
-    (BPM_dynamic), whose users read a few ranks. Refused past :data:`OPENING_CELLS` cells
+    (BPM, BPM_dynamic), whose users read a few ranks. Refused past :data:`OPENING_CELLS` cells
     (openings x ranks) in one list, or past the work limit in all."""
     from metaeval.measures.cwl import _Ranks
 

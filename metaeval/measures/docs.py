@@ -30,11 +30,11 @@ right after the name selects the **condensed-list variant** (judged documents on
 **Tied scores.** Runs read with `ties="expected"` are scored by each measure's expected value
 over the orderings of tied documents (`docs/methods.md` §6.6): in closed form or, for
 interpolated precision and G, from the distribution of each tie group's best precision or gain
-above each rank, and for YAAP through its Laplace transform; INST, BPM, IFT and NERR state by
+above each rank, and for YAAP through its Laplace transform; INST, IFT and NERR state by
 state over the tied items' gains (their EU to 1e-10), CWL_AP's other outputs through the
-Laplace transform of its S(1); BPM_dynamic state by state where its sums are exact (integer
-gains, or grades 0-2 scaled), else by scoring every distinct opening of the ranks its cost
-budget lets a user read.
+Laplace transform of its S(1); BPM and BPM_dynamic state by state where their sums are exact
+(integer gains, or grades 0-2 scaled), else by scoring every distinct opening of the ranks
+their cost budget lets a user read.
 
 **Conventions.** Relevant means grade >= `rel` (default 1). Unjudged documents (absent from
 the qrels, or qrels grade -1) count as non-relevant with gain 0, except where a measure says

@@ -131,13 +131,16 @@ MEASURES = [
     "YAAP",
     "YAAP(rel=2)",
     "YAAP'",
-    # C(i) reads i, g(i) and G(i): a recursion over the states of each group
+    # C(i) reads i, g(i) and G(i): a recursion over the states of each group (BPM on gains of
+    # a third, whose sums the orderings round apart: its openings)
     "INST",
     "INST(output=ResETU)",
     "INST(T=2,output=ED,max_depth=6)",
     "BPM(T=2.5,K=4)",
     "BPM(T=1,K=3,output=ETU)",
     "BPM(T=2.5,K=9,max_depth=5)",
+    "BPM(T=2,K=5,gain=grade,max_gain=3)",
+    "BPM(gains={1:0.5,2:0.75,3:1},T=1.25,output=ETU)",
     "NERR_eq10(max_depth=4,output=ResEU)",
     "IFT_goal(T=2,b1=0.9,R1=10)",
     "IFT_rate(A=0.2,b2=0.9,R2=10,output=ResETC)",
