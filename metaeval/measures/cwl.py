@@ -1121,6 +1121,12 @@ class _BPMBase(CWLMeasure):
         spent = np.flatnonzero(ranks.cum_costs >= self.K)
         return int(spent[0]) + 1 if len(spent) else ranks.n
 
+    def opening_state(self, gains: np.ndarray) -> np.ndarray:
+        """(rows, k) what decides, for lists opening with ``gains`` (rows, i), whether their
+        users stop at rank i and what they carry to rank i + 1, as cwl_eval has added it up:
+        G(i), sequentially summed (BPM's budget T is the same for all)."""
+        return np.cumsum(gains, axis=1)[:, -1:]
+
     #: The parameters that enter the benefit budget's sums besides the gains.
     _budget_parameters: ClassVar[tuple[str, ...]] = ("T",)
 
@@ -1237,6 +1243,14 @@ class BPM_dynamic(_BPMBase):
         # case the recursion over tied orderings reads this
         wanted = self.T + self.hb * ((found - gain) - (ranks.i[at] - 1.0) * self.gain_med)
         return ((found < wanted) & (ranks.cum_costs[at] < self.K)).astype(np.float64)
+
+    def opening_state(self, gains: np.ndarray) -> np.ndarray:
+        # G(i), T(i), which decides whether the user stops at i, and T(i + 1) = T + hb (g(1)
+        # - gain_med) + ... + hb (g(i) - gain_med), summed as _going_on sums them
+        steps = np.empty((gains.shape[0], gains.shape[1] + 1))
+        steps[:, 0] = self.T
+        steps[:, 1:] = self.hb * (gains - self.gain_med)
+        return np.column_stack([super().opening_state(gains), np.cumsum(steps, axis=1)[:, -2:]])
 
     def continuation_range(self, low, high, ranks):
         # G(i) rises with the gains and so does T(i) (hb >= 0): the user goes on at least

@@ -21,6 +21,7 @@ import pytest
 from metaeval import evaluate
 from metaeval.data import Qrels, RunSet, read_qrels, read_runs
 from metaeval.engine import EvalTensor
+from metaeval.engine.tensor import distinct_arrangements
 from metaeval.measures import parse_measure
 
 #: Every measure with an expected value, with cutoffs inside and across tie groups.
@@ -828,3 +829,39 @@ def test_bpm_dynamic_openings_are_refused_past_their_limits(monkeypatch):
         ValueError, match=r"would take more than the 1e\+03 steps allowed \(reached "
     ):
         measure.compute(tensor)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "BPM(T=2,K=9)",
+        "BPM(T=1.5,K=8,output=ETU)",
+        "BPM_dynamic(T=2,K=8,hb=0.5)",
+        "BPM_dynamic(T=1.5,K=10,hb=1.5,gain_med=0.2,output=ETU)",
+        "BPM_dynamic(T=2,K=9,hb=0.7,gain_med=0.3,output=ED)",
+    ],
+)
+def test_bpm_openings_merged_by_their_sums_equal_every_arrangement(name):
+    # Gains of a third (grades 0-3): sums the orderings round apart, so openings are scored;
+    # a group of 10 opening the list has 12,600 arrangements, and its openings that reach
+    # the same sums (G, and BPM_dynamic's budget T) are merged: the truth scores each one.
+    from metaeval.measures.cwl import _Ranks
+
+    grades = [0, 0, 0, 0, 1, 1, 1, 2, 2, 3]
+    tail = [2, 0, 3, 1, 0]
+    rows = [("1", f"g{i}", g) for i, g in enumerate(grades)]
+    rows += [("1", f"t{i}", g) for i, g in enumerate(tail)]
+    q = Qrels.from_df(pd.DataFrame(rows, columns=["topic", "doc", "rel"]))
+    scores = [10.0] * len(grades) + [5.0 - i for i in range(len(tail))]
+    run = pd.DataFrame({"run": "r", "topic": "1", "doc": [r[1] for r in rows], "score": scores})
+    measure = parse_measure(name)
+    got = measure.compute(_tensor(run, q))[0, 0]
+
+    table = measure.gain_values(4)
+    orders = distinct_arrangements(np.array(grades))
+    assert len(orders) == 12_600
+    lists = np.zeros((len(orders), measure.max_depth))
+    lists[:, :10] = table[orders]
+    lists[:, 10:15] = table[tail]
+    truth = measure._outputs(measure.output, lists, _Ranks(measure.max_depth, measure.cost))
+    assert abs(got - truth.mean()) <= 1e-12, (got, truth.mean())
