@@ -393,6 +393,13 @@ class CWLMeasure(Measure):
         return ranks.n
 
     @property
+    def output_parts(self) -> tuple[str, bool]:
+        """The output without its ``Res`` prefix, and whether it is a residual (upper bound
+        less lower bound over the unjudged items)."""
+        residual = self.output.startswith("Res")
+        return (self.output[3:] if residual else self.output), residual
+
+    @property
     def reads_its_state(self) -> bool:
         """Whether C(i) reads only i, g(i) and G(i) (:meth:`step_continuation`)."""
         return type(self).step_continuation is not CWLMeasure.step_continuation
@@ -422,7 +429,7 @@ class CWLMeasure(Measure):
 
     @property
     def without_bounds(self) -> str:  # why a residual has none (Measure.without_bounds)
-        if self.output.startswith("Res"):
+        if self.output_parts[1]:
             return "a residual is already the width of such bounds"
         return ""
 
@@ -511,8 +518,7 @@ class CWLMeasure(Measure):
         ranks = _Ranks(self.max_depth, self.cost)
         W, L = self.weights(None, ranks)
         tail = np.cumsum(L[::-1])[::-1]  # sum_{i>=j} L(i)
-        residual = self.output.startswith("Res")
-        key = self.output[3:] if residual else self.output
+        key, residual = self.output_parts
         shape = (tensor.n_runs, tensor.n_topics)
         if key in ("EC", "ETC", "ED"):
             if residual:  # the same W and L in both bounds
@@ -538,8 +544,7 @@ class CWLMeasure(Measure):
         """Every output of any C/W/L measure, over blocks of rows of the (rows, n) gains."""
         table = self.gain_values(tensor.levels)
         ranks = _Ranks(self.max_depth, self.cost)
-        residual = self.output.startswith("Res")
-        key = self.output[3:] if residual else self.output
+        key, residual = self.output_parts
         out = np.empty(tensor.n_runs * tensor.n_topics)
         # C(i) of IFT can overflow exp() to inf, its limit: 1 / (1 + inf) = 0 is the value.
         with np.errstate(over="ignore"):
@@ -880,8 +885,8 @@ class CWL_RR(CWLMeasure):
         # the depth, those of a list without one (as computed: no order matters there). A
         # residual is the expected upper bound less the expected value (both are linear in
         # the orderings).
-        if self.output.startswith("Res"):
-            key = self.output[3:]
+        key, residual = self.output_parts
+        if residual:
             return self._expected_upper(tensor, key) - replace(self, output=key)._expected(tensor)
         table = self.gain_values(tensor.levels)
         hits = tied_hits(tensor, lambda codes: positive_at(table, codes), self.max_depth)
@@ -1121,11 +1126,16 @@ class _BPMBase(CWLMeasure):
         spent = np.flatnonzero(ranks.cum_costs >= self.K)
         return int(spent[0]) + 1 if len(spent) else ranks.n
 
-    def opening_state(self, gains: np.ndarray) -> np.ndarray:
-        """(rows, k) what decides, for lists opening with ``gains`` (rows, i), whether their
-        users stop at rank i and what they carry to rank i + 1, as cwl_eval has added it up:
-        G(i), sequentially summed (BPM's budget T is the same for all)."""
-        return np.cumsum(gains, axis=1)[:, -1:]
+    def opening_start(self, rows: int) -> np.ndarray:
+        """(rows, k) the sums a user carries into rank 1: G(0) = 0."""
+        return np.zeros((rows, 1))
+
+    def opening_step(self, state, gain, at: int, ranks: _Ranks):
+        """The sums (rows, k) a user carries past the 0-based rank ``at``, where the items
+        have gains ``gain`` (rows,), and whether they read on past it (C = 1), added up as
+        cwl_eval adds them, one rank at a time: G(i) = G(i - 1) + g(i) (as its cumsum)."""
+        found = state[:, 0] + gain
+        return found[:, None], (found < self.T) & (ranks.cum_costs[at] < self.K)
 
     #: The parameters that enter the benefit budget's sums besides the gains.
     _budget_parameters: ClassVar[tuple[str, ...]] = ("T",)
@@ -1244,13 +1254,15 @@ class BPM_dynamic(_BPMBase):
         wanted = self.T + self.hb * ((found - gain) - (ranks.i[at] - 1.0) * self.gain_med)
         return ((found < wanted) & (ranks.cum_costs[at] < self.K)).astype(np.float64)
 
-    def opening_state(self, gains: np.ndarray) -> np.ndarray:
-        # G(i), T(i), which decides whether the user stops at i, and T(i + 1) = T + hb (g(1)
-        # - gain_med) + ... + hb (g(i) - gain_med), summed as _going_on sums them
-        steps = np.empty((gains.shape[0], gains.shape[1] + 1))
-        steps[:, 0] = self.T
-        steps[:, 1:] = self.hb * (gains - self.gain_med)
-        return np.column_stack([super().opening_state(gains), np.cumsum(steps, axis=1)[:, -2:]])
+    def opening_start(self, rows: int) -> np.ndarray:
+        # G(0) = 0 and T(1) = T
+        return np.tile([0.0, self.T], (rows, 1))
+
+    def opening_step(self, state, gain, at, ranks):
+        # G(i) < T(i), then T(i + 1) = T(i) + hb (g(i) - gain_med): _going_on's sums
+        found = state[:, 0] + gain
+        going = (found < state[:, 1]) & (ranks.cum_costs[at] < self.K)
+        return np.column_stack([found, state[:, 1] + self.hb * (gain - self.gain_med)]), going
 
     def continuation_range(self, low, high, ranks):
         # G(i) rises with the gains and so does T(i) (hb >= 0): the user goes on at least

@@ -79,24 +79,21 @@ _LAPLACE_CELL = 10
 #: Most cells (openings x ranks read) of one list that :func:`expected_by_openings` scores
 #: at once: their arrays take about 8 bytes a cell each.
 OPENING_CELLS = 1 << 24
-#: Work per cell of an opening grown, merged or scored (10 ns on TREC DL 2020's largest), and
-#: per rank grown, for the interpreter (30 us).
-_OPENING_CELL = 10
+#: Work per opening and rank grown and per cell of the openings scored, and per rank grown,
+#: for the interpreter: within 25% of the time taken on TREC DL 2020's largest cases.
+_OPENING_CELL = 80
 _OPENING_RANK = 30_000
 
 
 def expected_adaptive(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
     """The (S, T) expected value of ``measure``'s output over the orderings of every group of
     tied documents; lists whose groups change nothing keep their value."""
-    from metaeval.measures.cwl import _Ranks
 
     values = np.array(measure._compute(tensor), dtype=np.float64)
-    ranks = _Ranks(measure.max_depth, measure.cost)
-    ranks = _Ranks(measure.reach_depth(ranks), measure.cost)  # no user reads past it
+    ranks = _ranks_read(measure)
     plans, work = _plan(measure, tensor, ranks, _STATE_CELL)
     refuse_costly_ties(measure, tensor, work)
-    residual = measure.output.startswith("Res")
-    key = measure.output[3:] if residual else measure.output
+    key, residual = measure.output_parts
     step = measure.step_continuation
     # C(i) of IFT can overflow exp() to inf, its limit: 1 / (1 + inf) = 0 is the value; and
     # C is computed, then set aside, at the states no path reaches (INST divides by 0 there)
@@ -120,14 +117,11 @@ def expected_by_openings(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
     ordering averaged; it serves a measure whose sums the orderings round differently
     (BPM, BPM_dynamic), whose users read a few ranks. Refused past :data:`OPENING_CELLS` cells
     (openings x ranks) in one list, or past the work limit in all."""
-    from metaeval.measures.cwl import _Ranks
 
     values = np.array(measure._compute(tensor), dtype=np.float64)
-    ranks = _Ranks(measure.max_depth, measure.cost)
-    ranks = _Ranks(measure.reach_depth(ranks), measure.cost)  # no user reads past it
+    ranks = _ranks_read(measure)
     plans, _ = _plan(measure, tensor, ranks, 0.0)
-    residual = measure.output.startswith("Res")
-    key = measure.output[3:] if residual else measure.output
+    key, residual = measure.output_parts
     flat = values.reshape(-1)
     spent = 0.0
     for lst, sides in plans:
@@ -154,29 +148,37 @@ def expected_by_openings(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray:
     return values
 
 
-def _opening_lists(measure, gains, spans, ranks: _Ranks):
-    """Every distinct opening of a list, as rows of gains (openings, n), its chance, and the
-    work it took (:data:`_OPENING_CELL` per cell of openings x ranks, for each rank grown and
-    merged and for the scoring, and :data:`_OPENING_RANK` per rank grown). Below
-    a user's stop a row keeps any gains its group has left; once no user reads on, the rest
-    of the list is left as it is. None for the rows past :data:`OPENING_CELLS` cells."""
+def _ranks_read(measure) -> _Ranks:
+    """The ranks down to the measure's depth that some user may read: no output reads past
+    them (:meth:`~metaeval.measures.cwl.CWLMeasure.reach_depth`)."""
     from metaeval.measures.cwl import _Ranks
 
+    full = _Ranks(measure.max_depth, measure.cost)
+    return _Ranks(measure.reach_depth(full), measure.cost)
+
+
+def _opening_lists(measure, gains, spans, ranks: _Ranks):
+    """Every distinct opening of a list, as rows of gains (openings, n), its chance, and the
+    work it took (:data:`_OPENING_CELL` per opening and rank grown, and per cell of the
+    openings scored; :data:`_OPENING_RANK` per rank). Each opening carries the sums cwl_eval
+    has added up (:meth:`~metaeval.measures.cwl._BPMBase.opening_step`) and whether its user
+    still reads. Below a user's stop a row takes any gain its group has left; once no user
+    reads on, the rest of the list is left as it is. None for the rows past
+    :data:`OPENING_CELLS` cells."""
     n = ranks.n
     lists, chance = gains[None, :n].copy(), np.ones(1)
-    cells = grown = 0
+    state, reading = measure.opening_start(1), np.ones(1, dtype=bool)
+    cells = steps = 0
+    done = 0  # the ranks the openings have reached
     for start, values, counts in spans:
+        for at in range(done, start):  # fixed items before the group
+            state, going = measure.opening_step(state, lists[:, at], at, ranks)
+            reading &= going
         m, K = int(counts.sum()), len(counts)
         left = np.tile(np.asarray(counts, dtype=np.int64), (len(chance), 1))
         for at in range(start, min(start + m, n)):
-            # the users of an opening still reading at rank `at`
-            reading = np.ones(len(chance), dtype=bool)
-            if at:
-                C = measure.continuation(lists[:, :at], _Ranks(at, measure.cost))
-                reading = np.broadcast_to(np.all(C > 0, axis=-1), chance.shape)
-                cells += lists.shape[0] * at
             if not reading.any():
-                return lists, chance, _opening_work(cells + lists.size, grown)
+                return lists, chance, _opening_work(cells + lists.size, steps)
             # a reader's opening grows by each gain (those with none left are dropped below),
             # a stopped user's by the first gain its group has left
             width = np.where(reading, K, 1)
@@ -186,46 +188,47 @@ def _opening_lists(measure, gains, spans, ranks: _Ranks):
             can = left[rows, gain] > 0
             rows, gain = rows[can], gain[can]
             if len(rows) * n > OPENING_CELLS:
-                return None, None, _opening_work(cells, grown)
+                return None, None, _opening_work(cells, steps)
             share = np.where(reading[rows], left[rows, gain] / (m - (at - start)), 1.0)
-            merging = reading[rows]
-            lists, chance, left = lists[rows], chance[rows] * share, left[rows]
+            lists, chance, left, was = lists[rows], chance[rows] * share, left[rows], reading[rows]
             lists[:, at] = values[gain]
             left[np.arange(len(rows)), gain] -= 1
-            lists, chance, left = _merged(measure, lists, chance, left, merging, at)
-            cells += lists.shape[0] * (at + 1)
-            grown += 1
-    return lists, chance, _opening_work(cells + lists.size, grown)
+            state, going = measure.opening_step(state[rows], lists[:, at], at, ranks)
+            reading = was & going
+            keep, chance = _merged(was, np.column_stack([state, going, left]), chance)
+            lists, left, state, reading = lists[keep], left[keep], state[keep], reading[keep]
+            cells += 2 * len(rows)
+            steps += 1
+        done = min(start + m, n)
+    return lists, chance, _opening_work(cells + lists.size, steps)
 
 
 def _opening_work(cells: int, ranks: int) -> float:
     return _OPENING_CELL * cells + _OPENING_RANK * ranks
 
 
-def _merged(measure, lists, chance, left, merging, at: int):
-    """The openings, those of ``merging`` that the measure cannot tell apart merged into one
-    (the first), their chances summed.
+def _merged(merging, key, chance):
+    """Which openings to keep, and their chances: those of ``merging`` (users who read the
+    rank just grown) alike in ``key`` merged into the first, their chances summed.
 
     C(i) is 0 or 1, so the users of an opening read every rank down to their stop, and what
-    an opening holds for the rest of the list, and for every output, is its state after rank
-    ``at`` (:meth:`~metaeval.measures.cwl._BPMBase.opening_state`: the sums cwl_eval has
-    added up, bit for bit) and the items its group has left. Openings of one state are
-    merged: their count stays that of the distinct sums, not of the sequences."""
+    an opening holds for the rest of the list, and for every output, is whether its user
+    stopped at that rank and the sums cwl_eval has added up by then (compared bit for bit)
+    and the items its group has left: ``key``. Merged, the openings number the distinct
+    sums, not the sequences."""
+    keep = np.ones(len(chance), dtype=bool)
     rows = np.flatnonzero(merging)
     if len(rows) < 2:
-        return lists, chance, left
-    state = measure.opening_state(lists[rows, : at + 1])
-    key = np.column_stack([state.view(np.int64), left[rows]])
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        return keep, chance
+    bits = np.ascontiguousarray(key[rows], dtype=np.float64).view(np.int64)
+    _, first, inverse = np.unique(bits, axis=0, return_index=True, return_inverse=True)
     if len(first) == len(rows):
-        return lists, chance, left
-    summed = np.bincount(inverse.ravel(), weights=chance[rows])
-    keep = np.ones(len(chance), dtype=bool)
+        return keep, chance
+    chance = chance.copy()
+    chance[rows[first]] = np.bincount(inverse.ravel(), weights=chance[rows])
     keep[rows] = False
     keep[rows[first]] = True
-    chance = chance.copy()
-    chance[rows[first]] = summed
-    return lists[keep], chance[keep], left[keep]
+    return keep, chance[keep]
 
 
 def _plan(measure, tensor: EvalTensor, ranks: _Ranks, cell: float) -> tuple[list, np.ndarray]:
@@ -246,7 +249,7 @@ def _plan(measure, tensor: EvalTensor, ranks: _Ranks, cell: float) -> tuple[list
     for g, (start, codes, _) in zip(where, groups):
         if start < ranks.n:
             by_list[g].append((start, codes))
-    sides_of = ("lo", "hi") if measure.output.startswith("Res") else ("lo",)
+    sides_of = ("lo", "hi") if measure.output_parts[1] else ("lo",)
     plans = []
     for lst, mine in zip(lists, by_list):
         codes = _code_rows(tensor, int(lst), int(lst) + 1, ranks.n)[0]
@@ -486,8 +489,7 @@ def expected_cwl_ap(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray | Non
 
     ranks = _Ranks(measure.max_depth, measure.cost)
     table = measure.gain_values(tensor.levels)
-    residual = measure.output.startswith("Res")
-    key = measure.output[3:] if residual else measure.output
+    key, residual = measure.output_parts
     if key == "EU":  # E[T] alone: the transform at t = 0
         t = np.zeros(1)
     else:
