@@ -314,8 +314,8 @@ def tau_ap(
 
     where :math:`C(i)` is the number of systems ranked above position :math:`i` *in E* that T
     also ranks above E's :math:`i`-th system. As in the paper and in MATTERS' ``apCorr.m``, the
-    sum runs over the positions of the **estimated** ranking (Urbano's ``tauAP.R`` iterates over
-    the truth instead and gives different values; docs/methods.md §5). It is asymmetric;
+    sum runs over the positions of the **estimated** ranking, as in Urbano's ``ircor``
+    (``tauAP``, which divides by the estimated rank; docs/methods.md §5). It is asymmetric;
     ``symmetric=True`` returns :math:`(\tau_{AP}(E\mid T) + \tau_{AP}(T\mid E)) / 2`.
 
     Tie policy

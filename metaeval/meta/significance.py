@@ -57,7 +57,7 @@ def holm(p) -> np.ndarray:
     With the m p-values sorted ascending, :math:`\tilde p_{(i)} = \max_{j \le i}
     \min(1, (m - j + 1) p_{(j)})`.
     """
-    p = np.asarray(p, dtype=float)
+    p = _p_values(p)
     m = p.size
     if m == 0:
         return p.copy()
@@ -70,10 +70,26 @@ def holm(p) -> np.ndarray:
 
 def benjamini_hochberg(p) -> np.ndarray:
     """Benjamini-Hochberg adjusted p-values (false discovery rate), via scipy."""
-    p = np.asarray(p, dtype=float)
+    p = _p_values(p)
     if p.size == 0:
         return p.copy()
     return stats.false_discovery_control(p, method="bh")
+
+
+def _p_values(p) -> np.ndarray:
+    """p-values as a 1-D float array, each in [0, 1] (a NaN would count in m but not be
+    ranked: a silent change of the family)."""
+    try:
+        p = np.asarray(p, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("p-values must be numbers") from None
+    if p.ndim != 1:
+        raise ValueError(f"p-values must be a 1-D sequence, got shape {p.shape}")
+    bad = ~((p >= 0.0) & (p <= 1.0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"p-values must be numbers in [0, 1]; p[{i}] is {float(p[i])!r}")
+    return p
 
 
 def _exact(n_topics: int, B: int) -> bool:

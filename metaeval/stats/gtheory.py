@@ -182,7 +182,7 @@ def _jackknife_pseudovalues(X: np.ndarray) -> np.ndarray:
 
 def _jackknife(X: np.ndarray, raw, level: float):
     """Jackknife intervals theta +- t_{(1+level)/2, ST-1} * se, se from a G-study of the
-    pseudovalues (Brennan 2001, ch. 6, as gt4ireval's ``gstudy``)."""
+    pseudovalues (Brennan 2001, ch. 6)."""
     n_s, n_t = X.shape
     pseudo = _jackknife_pseudovalues(X)
     q = stats.t.ppf((1.0 + level) / 2.0, n_s * n_t - 1)
@@ -320,7 +320,7 @@ def g_study(
       :math:`[\nu\hat\sigma^2/\chi^2_{\nu,(1+\ell)/2},\ \nu\hat\sigma^2/\chi^2_{\nu,(1-\ell)/2}]`.
       For :math:`\sigma^2(st,e)` this is the exact chi-square interval under normality. It is
       undefined (NaN bounds) when the raw estimate is not positive.
-    * ``ci="jackknife"`` (Brennan 2001, ch. 6, as ``gt4ireval``): the estimate
+    * ``ci="jackknife"`` (Brennan 2001, ch. 6): the estimate
       :math:`\pm\, t_{(1+\ell)/2,\,ST-1}` times the jackknife standard error computed from the
       pseudovalues of deleting a system, a topic, and both; bounds are truncated at 0.
       Needs at least 3 systems and 3 topics.

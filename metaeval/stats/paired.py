@@ -451,7 +451,19 @@ def _vector(name: str, v) -> np.ndarray:
 
 
 def _two_systems(x, y, names) -> tuple[np.ndarray, tuple]:
-    """(2, T) matrix and the two names, validated as :func:`score_matrix` does."""
+    """(2, T) matrix and the two names, validated as :func:`score_matrix` does. Two Series
+    are paired by their index (the topics), not by position."""
+    if isinstance(x, pd.Series) and isinstance(y, pd.Series) and not x.index.equals(y.index):
+        if not (x.index.is_unique and y.index.is_unique):
+            raise ValueError("x and y are Series indexed by topic: a topic appears twice")
+        only_x, only_y = x.index.difference(y.index), y.index.difference(x.index)
+        if len(only_x) or len(only_y):
+            shown = only_x if len(only_x) else only_y
+            raise ValueError(
+                f"x and y must score the same topics; {len(only_x)} of x's are not in y and "
+                f"{len(only_y)} of y's not in x (first: {shown[0]!r})"
+            )
+        y = y.reindex(x.index)
     xa, ya = _vector("x", x), _vector("y", y)
     if xa.size != ya.size:
         raise ValueError(
@@ -896,7 +908,8 @@ def paired_t_test(
     Parameters
     ----------
     x, y : array_like (T,)
-        Per-topic scores of the two systems, topics in the same order.
+        Per-topic scores of the two systems, topics in the same order (two pandas Series
+        are paired by their index, the topic ids).
     confidence : float
         Of the interval, in (0, 1).
     residual_variance : float, optional

@@ -616,6 +616,12 @@ def _levels(alpha, beta) -> tuple[float, float]:
 
 def _variance(value, *, difference: bool) -> float:
     if isinstance(value, VarianceEstimate):
+        if not value.residual > 0:
+            raise ValueError(
+                "the residual variance of these score matrices is 0 (the systems differ by the "
+                "same amount on every topic), so no topic set size, power or interval width "
+                "follows from it; estimate it on matrices whose systems vary over the topics"
+            )
         return value.difference if difference else value.residual
     if (isinstance(value, np.ndarray) and value.ndim == 2) or isinstance(value, pd.DataFrame):
         raise TypeError(

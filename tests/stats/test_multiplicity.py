@@ -4,6 +4,7 @@ family-wise error rate on null matrices."""
 
 import itertools
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -27,6 +28,16 @@ def test_holm_and_bh_match_statsmodels():
         assert np.allclose(
             benjamini_hochberg(p), multitest.multipletests(p, method="fdr_bh")[1], atol=1e-15
         )
+
+
+@pytest.mark.parametrize("correction", [holm, benjamini_hochberg])
+def test_p_values_outside_zero_one_are_refused(correction):
+    for p, shown in (([0.01, np.nan, 0.03], "p[1] is nan"), ([0.5, 1.7], "p[1] is 1.7")):
+        with pytest.raises(ValueError, match=re.escape(shown)):
+            correction(p)
+    with pytest.raises(ValueError, match="1-D"):
+        correction([[0.1, 0.2]])
+    assert correction([]).size == 0
 
 
 # --------------------------------------------------------------------------------------------

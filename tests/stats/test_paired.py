@@ -96,6 +96,26 @@ def test_t_degenerate_pairs():
     assert shifted.ci_low == pytest.approx(0.1) and shifted.ci_high == pytest.approx(0.1)
 
 
+@pytest.mark.parametrize(
+    "test", [paired_t_test, wilcoxon_test, sign_test, randomization_test, bootstrap_test]
+)
+def test_two_series_are_paired_by_topic_not_by_position(test):
+    x, y = _pair(seed=3)
+    topics = [f"t{i}" for i in range(len(x))]
+    xs, ys = pd.Series(x, index=topics), pd.Series(y, index=topics)
+    shuffled = ys.sample(frac=1.0, random_state=1)
+    assert not shuffled.index.equals(xs.index)
+    seeded = {"rng": 7} if test in (randomization_test, bootstrap_test) else {}
+    paired, positional = test(xs, shuffled, **seeded), test(x, y, **seeded)
+    assert pd.Series(vars(paired)).equals(pd.Series(vars(positional)))
+    by_position = test(xs, shuffled.to_numpy(), **seeded)  # an array has no topics to align
+    assert not pd.Series(vars(by_position)).equals(pd.Series(vars(positional)))
+    with pytest.raises(ValueError, match="same topics; 1 of x's are not in y"):
+        test(xs, shuffled.rename(index={"t3": "t99"}))
+    with pytest.raises(ValueError, match="a topic appears twice"):
+        test(xs, pd.Series(y, index=topics[:-1] + ["t0"]))
+
+
 # --------------------------------------------------------------------------------------------
 # Wilcoxon and Hodges-Lehmann
 # --------------------------------------------------------------------------------------------

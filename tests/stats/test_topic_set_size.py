@@ -314,5 +314,16 @@ def test_errors_name_the_parameter():
         topic_set_size_paired_t(1e-9, 1.0)
     with pytest.raises(TypeError, match="at least one"):
         residual_variance()
+    # systems that differ by the same amount on every topic: no variance to design from
+    x = np.linspace(0.1, 0.9, 10)
+    flat = residual_variance(np.vstack([x, x + 0.1]))
+    for design in (
+        lambda: topic_set_size_paired_t(0.1, flat),
+        lambda: topic_set_size_ci(0.1, flat),
+        lambda: power_paired_t(10, 0.1, flat),
+        lambda: expected_ci_width(10, flat),
+    ):
+        with pytest.raises(ValueError, match="residual variance of these score matrices is 0"):
+            design()
     with pytest.raises(ValueError, match=r"scores\[1\] needs at least 2 systems"):
         residual_variance(np.ones((3, 5)), np.ones((1, 5)))
