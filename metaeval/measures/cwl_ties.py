@@ -52,6 +52,7 @@ import numpy as np
 from metaeval.engine import EvalTensor
 from metaeval.engine.tensor import distinct_arrangements, log_arrangements
 from metaeval.measures import base
+from metaeval.measures._common import laplace_nodes
 from metaeval.measures.base import MeasureValueError, refuse_costly_ties
 
 if TYPE_CHECKING:
@@ -71,11 +72,9 @@ _STATE_CELL = 30
 #: Work per rank of a group besides its states: the interpreter's own, which small groups are
 #: made of (20 us a rank, on TREC DL 2020's 94,000 ranks in 7,000 groups).
 _RANK_CELL = 20_000
-#: The step in ln t of the trapezoid rule for CWL_AP's E[1/S(1)] and E[T/S(1)].
-CWL_AP_STEP = 0.2
-#: Work per Laplace node, state held, rank and gain of CWL_AP's groups: 10 ns on the groups
-#: of TREC DL 2019 (4.5e8 of them, 286 nodes).
-_LAPLACE_CELL = 10
+#: Work per Laplace node, state held, rank and gain of CWL_AP's groups, for each transform
+#: followed (E[exp(-t S)], and E[T exp(-t S)] for ETU): 2.7-2.9 ns on TREC DL 2019's groups.
+_LAPLACE_CELL = 3
 #: Most cells (openings x ranks read) of one list that :func:`expected_by_openings` scores
 #: at once: their arrays take about 8 bytes a cell each.
 OPENING_CELLS = 1 << 24
@@ -441,13 +440,14 @@ class _Box:
         """The states one item on: ``moved`` (..., gains, *box) the mass that an item of each
         gain takes from each state, summed where it lands."""
         d = len(self.shape)
-        out = np.take(moved, self.big, axis=-d - 1).copy()
+        by_gain = np.moveaxis(moved, -d - 1, 0)  # views, not copies, of each gain's mass
+        out = by_gain[self.big].copy()
         for axis, k in enumerate(self.others):  # one more item of gain k: along its axis
             to = [slice(None)] * out.ndim
             source = list(to)
             to[out.ndim - d + axis] = slice(1, None)
             source[out.ndim - d + axis] = slice(None, -1)
-            out[tuple(to)] += np.take(moved, k, axis=-d - 1)[tuple(source)]
+            out[tuple(to)] += by_gain[k][tuple(source)]
         return out
 
     def end(self, array: np.ndarray) -> np.ndarray:
@@ -483,19 +483,16 @@ def expected_cwl_ap(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray | Non
     Over tied orderings G(n) is fixed, and E[1/S] = int_0^inf E[exp(-t S)] dt,
     E[T/S] = int_0^inf E[T exp(-t S)] dt, whose integrands follow state by state
     (:class:`_Box`): an item of gain g at rank i multiplies every path by exp(-t g/i) and
-    adds g G(i)/i to T. The integrals are the trapezoid rule in ln t, step
-    :data:`CWL_AP_STEP`, from -45 to where t S(1) >= 50 whatever the order."""
+    adds g G(i)/i to T. As G(n)/n <= S(1) <= G(n), the integrals are taken at the nodes of
+    :func:`~metaeval.measures._common.laplace_nodes` for a span of n, t in units of 1/G(n)."""
     from metaeval.measures.cwl import _Ranks
 
     ranks = _Ranks(measure.max_depth, measure.cost)
-    table = measure.gain_values(tensor.levels)
     key, residual = measure.output_parts
-    if key == "EU":  # E[T] alone: the transform at t = 0
-        t = np.zeros(1)
-    else:
-        least = min(float(table[table > 0].min(initial=np.inf)), measure.max_gain)
-        t = np.exp(np.arange(-45.0, math.log(50.0 * ranks.n / least) + CWL_AP_STEP, CWL_AP_STEP))
-    plans, work = _plan(measure, tensor, ranks, _LAPLACE_CELL * len(t))
+    # EU needs E[T] alone: the transform at t = 0
+    t, w = (np.zeros(1), np.zeros(1)) if key == "EU" else laplace_nodes(ranks.n)
+    transforms = 2 if key in ("EU", "ETU") else 1
+    plans, work = _plan(measure, tensor, ranks, _LAPLACE_CELL * transforms * len(t))
     groups = [group for _, sides in plans for _, spans in sides for group in spans]
     if any(start + counts.sum() > ranks.n for start, _, counts in groups):
         return None
@@ -504,26 +501,30 @@ def expected_cwl_ap(measure: CWLMeasure, tensor: EvalTensor) -> np.ndarray | Non
     flat = values.reshape(-1)
     with np.errstate(under="ignore"):
         for lst, sides in plans:
-            out = [_ap_output(key, gains, spans, t, ranks) for gains, spans in sides]
+            out = [_ap_output(key, gains, spans, t, w, ranks) for gains, spans in sides]
             flat[lst] = out[1] - out[0] if residual else out[0]
     return values
 
 
-def _ap_output(key: str, gains, spans, t, ranks: _Ranks) -> float:
+def _ap_output(key: str, gains, spans, t, w, ranks: _Ranks) -> float:
     """E[output] of CWL_AP on one list, from E[exp(-t S)] and E[T exp(-t S)] at the nodes t
-    (t = 0 alone for EU)."""
+    with weights w of :func:`~metaeval.measures._common.laplace_nodes` (t = 0 alone for EU)."""
+    total = float(np.sum(gains[: ranks.n]))  # G(n), whatever the order
+    if total == 0.0:  # no gain within the depth: C = 0, the user reads the first item
+        return {"EU": 0.0, "ETU": 0.0, "ED": 1.0, "ETC": ranks.costs[0]}[key]
+    nodes = t / total
+    # ED and ETC need E[exp(-t S)] alone: E[T exp(-t S)] (None) doubles the work
+    with_T = np.zeros(len(t)) if key in ("EU", "ETU") else None
     F, H, found = _walk(  # E[exp(-t S)], E[T exp(-t S)], and G(n): no group crosses n
         spans,
         ranks.n,
-        (np.ones(len(t)), np.zeros(len(t)), 0.0),
-        lambda a, b, state: _ap_stretch(gains, a, b, *state, t, ranks),
-        lambda at, values, counts, state: _ap_group(at, values, counts, *state, t, ranks),
+        (np.ones(len(t)), with_T, 0.0),
+        lambda a, b, state: _ap_stretch(gains, a, b, *state, nodes, ranks),
+        lambda at, values, counts, state: _ap_group(at, values, counts, *state, nodes, ranks),
     )
-    if found == 0.0:  # no gain within the depth: C = 0, the user reads the first item
-        return {"EU": 0.0, "ETU": 0.0, "ED": 1.0, "ETC": ranks.costs[0]}[key]
     if key == "EU":
         return H[0] / found
-    weights = CWL_AP_STEP * t  # dt = t d(ln t)
+    weights = w * nodes  # int f dt = int f t d(ln t)
     if key == "ETU":
         return float(weights @ H)
     depth = found * float(weights @ F)  # ED = G(n) E[1/S]
@@ -535,24 +536,34 @@ def _ap_stretch(gains, a: int, b: int, F, H, found: float, t, ranks: _Ranks):
     gain, i = gains[a:b], ranks.i[a:b]
     G = np.cumsum(np.concatenate(([found], gain)))[1:]
     factor = np.exp(-t * float(np.sum(gain / i)))
-    return F * factor, (H + F * float(np.sum(gain * G / i))) * factor, G[-1]
+    if H is not None:
+        H = (H + F * float(np.sum(gain * G / i))) * factor
+    return F * factor, H, G[-1]
 
 
 def _ap_group(start: int, values, counts, F, H, found: float, t, ranks: _Ranks):
-    """The ranks of one group of tied items, inside the depth."""
+    """The ranks of one group of tied items, inside the depth (H None: not followed)."""
     box = _Box(values, counts, found, ranks.n - start)
-    F, H = box.start(F), box.start(H)
+    F = box.start(F)
+    H = None if H is None else box.start(H)
     nodes = t.reshape(-1, *(1,) * (len(box.shape) + 1))
+    # (nodes, gains, *box), written in place: at DL's largest groups each is tens of MB,
+    # which fresh arrays at every rank would page in again
+    moved = np.empty((len(t), len(values), *box.shape))
+    adds = None if H is None else np.empty_like(moved)
     for p in range(box.m):
         _, share, now = box.step(p)
         i = ranks.i[start + p]
-        factor = np.exp(-nodes * box.gain / i)
-        reach = share * F[:, None]
-        F, H = (
-            box.advance(reach * factor),
-            box.advance((share * H[:, None] + reach * (box.gain * now / i)) * factor),
-        )
-    return box.end(F), box.end(H), found + float(values @ counts)
+        # the paths' chance of each next gain g, times exp(-t g/i)
+        np.multiply(share, np.exp(-nodes * box.gain / i), out=moved)
+        if H is not None:
+            np.multiply(F[:, None], box.gain * now / i, out=adds)  # T grows by g G(i)/i
+            adds += H[:, None]
+            adds *= moved
+            H = box.advance(adds)
+        moved *= F[:, None]
+        F = box.advance(moved)
+    return box.end(F), None if H is None else box.end(H), found + float(values @ counts)
 
 
 def _states(counts, depth: int) -> int:

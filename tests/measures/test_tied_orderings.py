@@ -585,8 +585,9 @@ def test_interpolated_precision_over_a_group_too_large_to_enumerate():
 )
 def test_large_tie_methods_are_refused_past_their_work_limit(name, monkeypatch):
     from metaeval.measures import base
-    from metaeval.measures.binary import YAAP_CELL, YAAP_LOG_T
-    from metaeval.measures.cwl_ties import _LAPLACE_CELL, _RANK_CELL, _STATE_CELL, CWL_AP_STEP
+    from metaeval.measures._common import laplace_nodes
+    from metaeval.measures.binary import YAAP_CELL
+    from metaeval.measures.cwl_ties import _LAPLACE_CELL, _RANK_CELL, _STATE_CELL
 
     q, run = _wide_tie(10, 20)
     tensor = _tensor(run, q)
@@ -598,16 +599,14 @@ def test_large_tie_methods_are_refused_past_their_work_limit(name, monkeypatch):
     work = {
         "IPrec(recall=0.5)": _work(10, 10, 5),
         "G": 16 * 20 * 11,
-        "YAAP": YAAP_CELL * 2 * len(YAAP_LOG_T) * 10 * 11,
+        # (its nodes span 1 + R - S and 1 + S in [1, 1 + R], R = 10)
+        "YAAP": YAAP_CELL * 2 * len(laplace_nodes(11)[0]) * 10 * 11,
         # INST: a cell a state held (the relevant documents placed, 0..10), rank and gain,
         # and the interpreter's work at each of the group's 20 ranks
         "INST(output=ED)": _STATE_CELL * 11 * 20 * 2 + _RANK_CELL * 20,
-        # CWL_AP: the states' at each Laplace node, ln t from -45 to ln(50 x 1000 / 1)
-        "CWL_AP(output=ED)": _LAPLACE_CELL
-        * len(np.arange(-45, np.log(50_000) + CWL_AP_STEP, CWL_AP_STEP))
-        * 11
-        * 20
-        * 2
+        # CWL_AP: the states' at each Laplace node, for S(1)/G(n) in [1/1000, 1] (depth 1000),
+        # for its one transform (ED)
+        "CWL_AP(output=ED)": _LAPLACE_CELL * len(laplace_nodes(1000)[0]) * 11 * 20 * 2
         + _RANK_CELL * 20,
     }[name]
     assert str(err.value) == (
