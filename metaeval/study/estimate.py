@@ -175,18 +175,18 @@ def _probe(spec: StudySpec, plan: Plan) -> tuple[pd.DataFrame, dict]:
     return table, loads
 
 
-def _context(spec: StudySpec, world, cache: dict, level: str):
-    """A context on a world's full tensor with its own cache; at a damaged level its scores are
-    the full ones (a damaged tensor costs the same to score)."""
+def _context(spec: StudySpec, world, cache: dict, level: str, level_cache: dict):
+    """A context on a world's full tensor, with ``cache`` as the world's cache; at a damaged
+    level (of the first degrader) its scores are the full ones (a damaged tensor costs the
+    same to score)."""
     from metaeval.study.context import Context
 
-    level_cache = {} if level == FULL else cache.setdefault("full", {})
     return Context(
         spec,
         dataclasses.replace(world, cache=cache),
         world.tensor,
         level=level,
-        degrader="",
+        degrader="" if level == FULL else spec.degraders[0].id,
         trial=0,
         level_cache=level_cache,
     )
@@ -194,14 +194,18 @@ def _context(spec: StudySpec, world, cache: dict, level: str):
 
 def _probe_world(spec: StudySpec, world_id: str, tasks: list[Task]) -> tuple[list, tuple]:
     """Rows of estimated seconds for one world's tasks, and (load seconds, instances, tasks)."""
-    from metaeval.study.tasks import _degraded
+    from metaeval.study.tasks import _degraded, compute_units
     from metaeval.study.worlds import load_world
 
     start = time.perf_counter()
     world = load_world(spec, world_id, 0)
     load = (time.perf_counter() - start, len({t.replicate for t in tasks}), len(tasks))
-    # Scoring: each measure once.
-    score_s = {m: _seconds(_context(spec, world, {}, FULL).full_scores, m) for m in spec.labels}
+    # Scoring: each measure once; the scores are kept, as a worker keeps the world's.
+    full: dict = {}
+    score_s = {
+        m: _seconds(_context(spec, world, {"full": full}, FULL, {}).full_scores, m)
+        for m in spec.labels
+    }
     # Degrading: one trial of each degrader (every level drawn), one level applied.
     degrade_s = {}
     for d in spec.degraders:
@@ -209,22 +213,29 @@ def _probe_world(spec: StudySpec, world_id: str, tasks: list[Task]) -> tuple[lis
         sets = _degraded(spec, world, Task("probe", world_id, 0, d.id, 0, ()))
         draw = time.perf_counter() - start
         degrade_s[d.id] = (draw, _seconds(next(iter(sets.values())).apply, world.tensor))
-    # One unit of each criterion, with its scores and resamples ready: a first call warms up
-    # what a worker computes once per world (resamples, full-judgment tests reused at every
-    # level), then the fastest of up to three calls is kept, as the machine may be busy (a
-    # slow criterion is timed once: its time is less noisy, and probing must stay quick).
+    # One unit of each criterion as a task runs it (on every topic resample too), with its
+    # scores ready: a first call warms up what a worker computes once per world (resamples,
+    # full-judgment tests reused at every level), then the fastest of up to three calls is
+    # kept, as the machine may be busy (a slow criterion is timed once: its time is less
+    # noisy, and probing must stay quick). Each call starts from an empty cache of its level,
+    # as a task does, and, at full judgments, without the tests that are the unit's own work.
     unit_s = {}
     labels = list(spec.labels)
+    probed = {u.criterion for task in tasks for u in task.units}
     for cspec in spec.criteria:
+        if cspec.id not in probed:
+            continue
         crit = cspec.make()
         wanted = [(labels[0], labels[1 % len(labels)])] if crit.pairwise else labels[:1]
-        cache: dict = {}
+        cache: dict = {"full": full}
         timings = []
         while len(timings) < 4 and sum(timings) < 0.5:
-            if crit.at_full:  # the full-judgment test is this unit's own work
-                cache.pop("full_dp", None)
-            ctx = _context(spec, world, cache, FULL if crit.at_full else "probe").bind(cspec)
-            timings.append(_seconds(crit.compute, ctx, wanted))
+            if crit.at_full:
+                cache.pop("full_tests", None)
+                ctx = _context(spec, world, cache, FULL, {})
+            else:
+                ctx = _context(spec, world, cache, "probe", dict(full))
+            timings.append(_seconds(compute_units, crit, ctx.bind(cspec), wanted))
         unit_s[cspec.id] = min(timings[1:] or timings)
     rows = []
     for task in tasks:

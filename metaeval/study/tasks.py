@@ -165,11 +165,7 @@ def execute(spec: StudySpec, task: Task) -> tuple[dict[str, pd.DataFrame], float
                     "results": rows([(m, o, "n_topics", np.nan, bound.n_topics) for m, o in mine])
                 }
             else:
-                frames = crit.compute(bound, wanted)
-                if crit.resampled and bound.n_resamples and not frames["results"].empty:
-                    frames[RESAMPLES] = _draws(
-                        frames["results"], crit.compute_resamples(bound, wanted), bound
-                    )
+                frames = compute_units(crit, bound, wanted)
             in_criteria += time.perf_counter() - t0
             for table, frame in frames.items():
                 if not frame.empty:  # (an empty frame would make the identity columns floats)
@@ -178,6 +174,15 @@ def execute(spec: StudySpec, task: Task) -> tuple[dict[str, pd.DataFrame], float
     out = {name: _sort(pd.concat(parts, ignore_index=True)) for name, parts in tables.items()}
     out[UNITS] = _sort(pd.DataFrame(unit_rows))
     return out, in_criteria
+
+
+def compute_units(crit, ctx: Context, wanted: list) -> dict[str, pd.DataFrame]:
+    """The tables of one criterion's units on ``wanted`` at one level: its results, and the
+    same statistics on every topic resample when it is resampled."""
+    frames = crit.compute(ctx, wanted)
+    if crit.resampled and ctx.n_resamples and not frames["results"].empty:
+        frames[RESAMPLES] = _draws(frames["results"], crit.compute_resamples(ctx, wanted), ctx)
+    return frames
 
 
 def run_task(spec: StudySpec, task: Task) -> Outcome:

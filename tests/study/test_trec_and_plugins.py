@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -319,6 +320,37 @@ def test_cost_estimate_covers_every_unit_left(small_spec):
     assert (cost.table["seconds"] > 0).all() and cost.seconds > 0
     assert cost.wall_seconds(2) < cost.seconds
     assert set(cost.load_seconds) == {"sim"} and cost.load_seconds["sim"][1] == 2  # replicates
+
+
+def test_cost_estimate_times_units_as_tasks_run_them(small_spec, monkeypatch):
+    # A unit's cost is its tests on the observed topics and on every topic resample, each
+    # computed afresh: the probe's repeated calls must not find the first call's tests in a
+    # cache, nor leave out the resamples (it did both, and estimated minutes for hours).
+    from metaeval.meta import discrimination
+    from metaeval.study import load_spec, make_plan
+    from metaeval.study.estimate import estimate_cost
+
+    calls = {"observed": 0, "resampled": 0}
+    observed, resampled = discrimination.pair_tests, discrimination.pair_tests_many
+
+    def count_observed(*args, **kwargs):
+        calls["observed"] += 1
+        return observed(*args, **kwargs)
+
+    def count_resampled(*args, **kwargs):
+        calls["resampled"] += 1
+        return resampled(*args, **kwargs)
+
+    monkeypatch.setattr(discrimination, "pair_tests", count_observed)
+    monkeypatch.setattr(discrimination, "pair_tests_many", count_resampled)
+    spec = load_spec(small_spec(("AP", "P@5")))
+    spec = dataclasses.replace(
+        spec, criteria=[c for c in spec.criteria if c.kind == "discriminative_power"]
+    )
+    assert spec.topic_resamples > 0
+    estimate_cost(spec, make_plan(spec))
+    # a warm-up call and at least one timed call, each with its own tests
+    assert calls["observed"] >= 2 and calls["resampled"] >= 2
 
 
 def test_criteria_commands_on_files(trec_files, capsys):
