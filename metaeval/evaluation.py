@@ -240,7 +240,8 @@ def evaluate(
         trec_eval's names and sets are understood (``map``, ``P.5,10``, ``P``,
         ``all_trec``; see :func:`~metaeval.measures.base.expand_measure_names`).
         ``gm_map`` and ``gm_bpref`` are the geometric mean of AP and bpref over the topics
-        (scores floored at 1e-5, as trec_eval): aggregated rows only, whatever ``agg``.
+        (scores floored at 1e-5, as trec_eval): aggregated rows only, whatever ``agg``
+        (with ``per_topic=True`` they are left out, with a warning).
     per_topic : bool
         True: one row per run, topic and measure. False: one row per run and measure,
         aggregated over topics with ``agg``.
@@ -305,6 +306,11 @@ def evaluate(
         per_topic=per_topic,
         agg=aggregate,
     )
+    if geometric and per_topic:
+        warn(
+            f"{', '.join(geometric)}: a mean over the topics, with no per-topic value: left out "
+            "of the per-topic rows (per_topic=False gives it)"
+        )
     if not geometric or per_topic:
         return frame
     means = scores_frame(

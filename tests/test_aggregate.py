@@ -80,3 +80,13 @@ def test_evaluate_uses_the_aggregate():
     mean = metaeval.evaluate(run, qrels, "RR", per_topic=False)["value"].item()
     gmean = metaeval.evaluate(run, qrels, "RR", per_topic=False, agg="gmean")["value"].item()
     assert mean == pytest.approx(0.75) and gmean == pytest.approx(math.sqrt(0.5))
+
+
+def test_gm_map_has_no_per_topic_rows_and_says_so():
+    qrels = {"a": {"d": 1}, "b": {"d": 1}}
+    run = {"s": {"a": {"d": 1.0, "x": 0.5}, "b": {"x": 1.0, "d": 0.5}}}
+    all_rows = metaeval.evaluate(run, qrels, ["gm_map", "AP"], per_topic=False)
+    assert all_rows.set_index("measure")["value"]["gm_map"] == pytest.approx(math.sqrt(0.5))
+    with pytest.warns(UserWarning, match="gm_map: a mean over the topics, with no per-topic"):
+        by_topic = metaeval.evaluate(run, qrels, ["gm_map", "AP"])
+    assert set(by_topic["measure"]) == {"AP"}

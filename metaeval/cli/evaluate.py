@@ -187,7 +187,9 @@ def evaluate(
         )
         frame = frame.sort_values("run", kind="stable", key=_in_order(frame["run"].unique()))
     if per_topic:
-        by_topic = run_evaluate(runset, judged, measures, per_topic=True, **kw)
+        # gm_map and gm_bpref have an all line only, as in trec_eval
+        plain = [m for m in measures if not geometric_of(m)]
+        by_topic = run_evaluate(runset, judged, plain, per_topic=True, **kw) if plain else None
         frame = pd.concat([by_topic, frame.assign(topic="all")], ignore_index=True)
         frame = frame[["run", "topic", "measure", "value"]]
     labels = [m if geometric_of(m) else str(parse_measure(m)) for m in measures]
