@@ -79,7 +79,7 @@ def robustness(
     significance: Annotated[
         bool, typer.Option(help="Also discriminative power per level and significance changes.")
     ] = True,
-    B: Annotated[int, typer.Option("-B", min=1, help="Bootstrap samples.")] = 1000,
+    B: Annotated[int, typer.Option("-B", "--samples", min=1, help="Bootstrap samples.")] = 1000,
     alpha: Annotated[float, typer.Option(help="Significance level, in (0, 1).")] = 0.05,
     summary: Annotated[
         bool, typer.Option(help="Mean and 2.5/97.5 percentiles over trials instead of every trial.")

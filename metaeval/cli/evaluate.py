@@ -255,8 +255,9 @@ def _at_level(names: list[str], level: float | None, levels) -> tuple[list, str]
 
 
 def _print_trec_eval(frame) -> None:
-    """trec_eval's output: a block per run (its ``runid`` line first), then one line per
-    measure and topic (``all`` for the aggregate), measures named as trec_eval names them."""
+    """trec_eval's output: a block per run, one line per measure and topic, then its
+    ``runid`` line and the lines of the aggregate (topic ``all``), measures named as trec_eval
+    names them."""
     from metaeval.measures import parse_measure
     from metaeval.measures.base import geometric_of, trec_eval_name
 
@@ -278,9 +279,13 @@ def _print_trec_eval(frame) -> None:
     # (300,000 lines for trec_eval's measures on 59 runs).
     blocks = []
     rows_of = frame.groupby("run", sort=False).indices
+    summary = (topics == "all").to_numpy()
     for run in frame["run"].unique():  # in the frame's order
+        rows = rows_of[run]
+        # as trec_eval -q: the topics' lines, then the runid line opening the summary
+        blocks.extend(lines[i] for i in rows[~summary[rows]])
         blocks.append(f"{'runid':<22}\tall\t{run}")
-        blocks.extend(lines[i] for i in rows_of[run])
+        blocks.extend(lines[i] for i in rows[summary[rows]])
     typer.echo("\n".join(blocks))
 
 

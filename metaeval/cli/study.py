@@ -49,7 +49,7 @@ WorldsFileOption = Annotated[
     typer.Option(
         "--worlds",
         metavar="FILE",
-        help="A TOML file of [[worlds]] tables, each with replaces = ID and the world that "
+        help="A TOML file of \\[\\[worlds]] tables, each with replaces = ID and the world that "
         "takes its place (paths relative to the file).",
         exists=True,
         dir_okay=False,

@@ -341,7 +341,8 @@ class _Progress:
         if not self.quiet and (now - self._last_line > 10 or finished == self.total):
             self._last_line = now
             rate = self.work_done / max(now - self.start, 1e-9)
-            eta = (self.work - self.work_done) / rate if rate > 0 else float("nan")
+            # at least 0: the weights' sum can fall short of the work done by a rounding
+            eta = max(self.work - self.work_done, 0.0) / rate if rate > 0 else float("nan")
             print(
                 f"tasks {finished}/{self.total} done, {self.failed} failed, ETA {eta:.0f} s",
                 file=sys.stderr,

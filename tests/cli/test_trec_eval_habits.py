@@ -35,14 +35,18 @@ def test_trec_eval_format_with_q_equals_trec_eval(files, run_ok):
     args = ["evaluate", str(qrels), *map(str, runs), "--format", "trec_eval", "-q"]
     out = run_ok([*args, *[x for n in NAMES for x in ("-m", n)]])
     lines = [line.split("\t") for line in out.strip().splitlines()]
+    # as trec_eval -q prints a run: its topics' lines, then runid, then the lines of "all"
     blocks: dict[str, dict] = {}
+    topic_lines, run = {}, None
     for name, topic, value in lines:
         if name.strip() == "runid":
-            run = value
-            blocks[run] = {}
-        else:
+            run, blocks[value], topic_lines = value, topic_lines, {}
+        elif topic == "all":
             blocks[run][name.strip(), topic] = float(value)
-    assert len(blocks) == 2
+        else:
+            topic_lines[name.strip(), topic] = float(value)
+    assert len(blocks) == 2 and not topic_lines
+    assert all(any(t != "all" for _, t in block) for block in blocks.values())
     judged = metaeval.read_qrels(qrels)
     trec_names = {"map", "P_10", "ndcg_cut_10", "recip_rank", "recall_100"}
     evaluator = pytrec_eval.RelevanceEvaluator(judged.to_dict(), trec_names)
