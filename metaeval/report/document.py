@@ -53,10 +53,22 @@ def table(
     decimals: int | None = None,
     collapsed: bool = False,
 ) -> Block:
-    """A table, saved as ``tables/<name>.csv`` too. ``decimals``: the number format of its
-    floats (default: :func:`decimals_for`); ``collapsed``: shown folded (a long table whose
-    gist is elsewhere)."""
-    return Block("table", caption, frame=frame, name=name, decimals=decimals, collapsed=collapsed)
+    """A table, saved as ``tables/<name>.csv`` too (spaces and other characters a link would
+    break on made ``_``). ``decimals``: the number format of its floats (default:
+    :func:`decimals_for`); ``collapsed``: shown folded (a long table whose gist is elsewhere)."""
+    return Block(
+        "table",
+        caption,
+        frame=frame,
+        name=_file_name(name),
+        decimals=decimals,
+        collapsed=collapsed,
+    )
+
+
+def _file_name(name: str) -> str:
+    """``name`` as a file name a Markdown link can hold: letters, digits, ``_``, ``.``, ``-``."""
+    return re.sub(r"[^\w.-]+", "_", name)
 
 
 #: Resolution of the PNG figures: sharp on screen, small enough to commit.
@@ -68,7 +80,9 @@ def figure(fig, name: str, caption: str = "") -> Block:
     HTML)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI)
-    return Block("figure", caption, figure=fig, name=name, png=_small_png(buf.getvalue()))
+    return Block(
+        "figure", caption, figure=fig, name=_file_name(name), png=_small_png(buf.getvalue())
+    )
 
 
 def _small_png(png: bytes) -> bytes:

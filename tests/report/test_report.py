@@ -694,3 +694,21 @@ def test_the_html_report_renders_in_a_headless_browser(written, tmp_path):
     assert rgb.shape[1] == 1600
     margins = np.concatenate([rgb[:, :200], rgb[:, -200:]], axis=1)
     assert (margins > 0.97).all(), "something is drawn outside the report's column"
+
+
+def test_table_and_figure_names_make_links_that_hold(tmp_path):
+    # A table named after a level ("full judgments") once gave tables/x_full judgments.csv,
+    # and a Markdown link with a space in it, which renderers cut short.
+    import matplotlib.figure
+
+    from metaeval.report import document as doc
+
+    blocks = [
+        doc.table(pd.DataFrame({"a": [1.0]}), "power_full judgments", "Power"),
+        doc.figure(matplotlib.figure.Figure(), "asl/full (10%)", "ASL"),
+    ]
+    assert [b.name for b in blocks] == ["power_full_judgments", "asl_full_10_"]
+    markdown = doc.write_markdown(blocks, tmp_path, "t").read_text()
+    links = re.findall(r"\]\(([^)]*)\)", markdown)
+    assert links == ["tables/power_full_judgments.csv", "figures/asl_full_10_.png"]
+    assert all((tmp_path / link).is_file() for link in links)
