@@ -9,7 +9,8 @@ steps a task is made of, and adds them up over the tasks still to run:
   paid once per world instance by every worker that runs one of its tasks;
 - drawing one trial of each degrader (every level) and applying one level to the tensor;
 - scoring each measure once on the tensor, paid once per measure and level of a task;
-- one unit of each criterion with its scores already computed (the criterion's own work).
+- one unit of each criterion with its scores already computed, as a task runs it: its
+  statistics on the observed topics and on every topic resample (the criterion's own work).
 
 Shared work (the bootstrap samples of a world, the full-judgment tests that significance changes
 reuse) is counted once per probe, so the estimate errs on the high side. It is a guide for
