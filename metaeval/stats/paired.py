@@ -453,9 +453,10 @@ def _vector(name: str, v) -> np.ndarray:
 def _two_systems(x, y, names) -> tuple[np.ndarray, tuple]:
     """(2, T) matrix and the two names, validated as :func:`score_matrix` does. Two Series
     are paired by their index (the topics), not by position."""
-    if isinstance(x, pd.Series) and isinstance(y, pd.Series) and not x.index.equals(y.index):
-        if not (x.index.is_unique and y.index.is_unique):
-            raise ValueError("x and y are Series indexed by topic: a topic appears twice")
+    both = isinstance(x, pd.Series) and isinstance(y, pd.Series)
+    if both and not (x.index.is_unique and y.index.is_unique):
+        raise ValueError("x and y are Series indexed by topic: a topic appears twice")
+    if both and not x.index.equals(y.index):
         only_x, only_y = x.index.difference(y.index), y.index.difference(x.index)
         if len(only_x) or len(only_y):
             shown = only_x if len(only_x) else only_y

@@ -217,12 +217,19 @@ def make_plan(spec: StudySpec, done: frozenset | set = frozenset()) -> Plan:
             levels_for[cspec.id, d.id] = tuple(
                 lv for lv in criterion_levels(cspec.levels, crit, d.levels) if lv != FULL
             )
-        if not full_for[cspec.id] and not any(
-            levels_for.get((cspec.id, d.id)) for d in spec.degraders
-        ):
+        degraded = any(levels_for.get((cspec.id, d.id)) for d in spec.degraders)
+        if not full_for[cspec.id] and not degraded:
             raise SpecError(
                 f"{_label(spec)}: criteria: {cspec.id} ({cspec.kind}) has no level "
                 "to run at; check its levels and the degraders"
+            )
+        kinds = {w.kind for w in spec.worlds if cspec.runs_on(w.id)}
+        idle = None if degraded else crit.idle_at_full(kinds)
+        if idle:
+            raise SpecError(
+                f"{_label(spec)}: criteria: {cspec.id} ({cspec.kind}) runs at full judgments "
+                f"only, where it would compute nothing: {idle}; give it damaged levels (a "
+                "degrader) or a reference these worlds have"
             )
 
     units: list[Unit] = []

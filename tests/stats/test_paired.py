@@ -112,8 +112,11 @@ def test_two_series_are_paired_by_topic_not_by_position(test):
     assert not pd.Series(vars(by_position)).equals(pd.Series(vars(positional)))
     with pytest.raises(ValueError, match="same topics; 1 of x's are not in y"):
         test(xs, shuffled.rename(index={"t3": "t99"}))
+    twice = topics[:-1] + ["t0"]
     with pytest.raises(ValueError, match="a topic appears twice"):
-        test(xs, pd.Series(y, index=topics[:-1] + ["t0"]))
+        test(xs, pd.Series(y, index=twice))
+    with pytest.raises(ValueError, match="a topic appears twice"):  # twice on both sides
+        test(pd.Series(x, index=twice), pd.Series(y, index=twice))
 
 
 # --------------------------------------------------------------------------------------------

@@ -295,3 +295,25 @@ def test_a_trec_world_needs_two_runs_and_has_no_truth(tmp_path, trec_files):
     sim = '[[worlds]]\nid = "sim"\nkind = "simulator"\nn_topics = 8\nn_systems = 5\n[measures]'
     spec = load_spec(write_spec(tmp_path, text.replace("[measures]", sim) + truth))
     assert spec.claims[0].check_dict()["against"] == "truth"
+
+
+def test_a_criterion_that_would_compute_nothing_is_refused(tmp_path, trec_files):
+    # Under full judgments robustness compares only with a simulated world's truth or
+    # latent effect: at full judgments alone, against the full ranking or on a TREC
+    # collection, its units would be saved empty.
+    from metaeval.study import make_plan
+
+    on_trec = trec_spec(trec_files, measures='["AP"]', criterion="robustness")
+    with pytest.raises(SpecError, match=r"robustness \(robustness\) runs at full judgments only"):
+        make_plan(load_spec(write_spec(tmp_path, on_trec + 'levels = ["full"]\n')))
+    simulated = spec_text().replace(
+        'against = ["full", "truth", "effect"]', 'against = ["full"]\nlevels = ["full"]'
+    )
+    with pytest.raises(SpecError, match=r"against = \['full'\] on its simulator worlds"):
+        make_plan(load_spec(write_spec(tmp_path, simulated)))
+    # with the truth to compare with, or with damaged levels, it runs
+    for fine in (
+        simulated.replace('against = ["full"]', 'against = ["truth"]'),
+        simulated.replace('levels = ["full"]', 'levels = "all"'),
+    ):
+        assert make_plan(load_spec(write_spec(tmp_path, fine))).units

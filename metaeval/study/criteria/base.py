@@ -103,6 +103,12 @@ class Criterion:
         """Check what the declared constraints cannot (relations between parameters); raise
         :class:`~metaeval._validation.ParamError` naming the parameter."""
 
+    def idle_at_full(self, world_kinds: set[str]) -> str | None:
+        """Why the criterion would compute nothing under full judgments on worlds of these
+        kinds (``trec``, ``simulator``, ``scores``), or None: a criterion run there alone
+        is then refused when the study loads, not left to save empty results."""
+        return None
+
     def produces(self) -> tuple[str, ...] | None:
         """The statistics this criterion writes in ``results``, so that a claim naming another
         one is an error as soon as the study file is read; None when not declared (a claim's

@@ -49,6 +49,19 @@ class Robustness(Criterion):
     def produces(self):
         return (*self.statistics, "mean_drift")
 
+    def idle_at_full(self, world_kinds):
+        # under full judgments only the truth (a simulated world's) and the latent effect (a
+        # simulated or score-level world's) are compared with
+        offered = {"truth": {"simulator"}, "effect": {"simulator", "scores"}}
+        if any(world_kinds & offered.get(a, set()) for a in self.against):
+            return None
+        return (
+            "under full judgments it compares only with the truth (of a simulated world) or "
+            f"the latent effect (of a simulated or score-level one), which against = "
+            f"{list(self.against)} on its {' and '.join(sorted(world_kinds))} worlds does not "
+            "give"
+        )
+
     def compute(self, ctx, measures):
         from metaeval.meta.robustness import mean_drift, rank_correlations
 
