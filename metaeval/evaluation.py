@@ -249,8 +249,11 @@ def evaluate(
         ``mean`` (default), ``gmean`` (trec_eval gm_map), ``gmean(mode=shift)``, ``logit``,
         ``median``; see :mod:`metaeval.aggregate`.
     missing : {"zero", "skip"}
-        Topics are those of the qrels. A topic a run did not answer scores 0 (``"zero"``, as
-        trec_eval ``-c``) or is left out (``"skip"``: no per-topic row, not averaged). Topics
+        Topics are those of the qrels. A topic a run did not answer is scored as an empty
+        list (``"zero"``, as trec_eval ``-c``: 0 for most measures, but YAAP's is
+        ln(1/(1 + R)) and the C/W/L measures' costs and depths those of a list of no gain)
+        or is left out (``"skip"``: no
+        per-topic row, not averaged). Topics
         a run answered that have no judgments cannot be evaluated and are left out with a
         warning, as trec_eval leaves them out.
     ties : {"trec_eval", "input", "expected"}

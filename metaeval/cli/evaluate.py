@@ -76,8 +76,8 @@ def evaluate(
         bool,
         typer.Option(
             "-c",
-            help="trec_eval's -c: a topic a run did not answer scores 0 (--missing zero, the "
-            "default here).",
+            help="trec_eval's -c: a topic a run did not answer is scored as an empty list, 0 "
+            "for most measures (--missing zero, the default here).",
         ),
     ] = False,
     depth: Annotated[
