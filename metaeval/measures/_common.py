@@ -44,7 +44,7 @@ def laplace_nodes(span: float) -> tuple[np.ndarray, np.ndarray]:
     (so w_k = step (1 + exp(-v_k))): the integrand then vanishes doubly exponentially at
     both ends, like exp(-t x) above and like t below. In ln t itself the lower tail falls
     only like t, which needs ln t down to -45 and four times the nodes. v runs from -4
-    (t about 1e-25) to where t / span is 74 (exp(-74) about 1e-32): 45 nodes for span 10,
+    (t about 1e-25) to where t / span is 74 (exp(-74) about 1e-32): 44 nodes for span 10,
     67 for 1000, 11 more for every tenfold span. Scale t by 1/s and w is unchanged for
     x in [s/span, s]; for int f(t) dt, weight w_k t_k.
     """
