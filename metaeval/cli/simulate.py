@@ -23,7 +23,7 @@ from metaeval.cli._common import (
 
 def _parse_param(text: str) -> tuple[str, object]:
     if "=" not in text:
-        fail(f"--param {text!r}: expected NAME=VALUE, e.g. --param rel_median=30")
+        fail(f"--param {text!r}: expected NAME=VALUE")
     name, value = text.split("=", 1)
     try:
         parsed = json.loads(value)
@@ -32,6 +32,18 @@ def _parse_param(text: str) -> tuple[str, object]:
     if isinstance(parsed, list):
         parsed = tuple(parsed)
     return name.strip(), parsed
+
+
+def _parse_params(texts: list[str] | None) -> tuple[dict, dict]:
+    """``--param NAME=VALUE`` options as {name: value} and {name: the text given}."""
+    values: dict = {}
+    given: dict = {}
+    for text in texts or []:
+        name, value = _parse_param(text)
+        if name in values:
+            fail(f"--param {name} is given twice ({given[name]}, {text}): give each parameter once")
+        values[name], given[name] = value, text
+    return values, given
 
 
 def simulate(
@@ -65,13 +77,7 @@ def simulate(
 
     if preset not in PRESETS:
         fail(f"--preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    overrides: dict = {}
-    given: dict = {}
-    for text in param or []:
-        name, value = _parse_param(text)
-        if name in overrides:
-            fail(f"--param {name} is given twice ({given[name]}, {text}): give each parameter once")
-        overrides[name], given[name] = value, text
+    overrides, given = _parse_params(param)
     writable(out, "--out", folder=True)
     stale = _stale_runs(out)
     seed = resolve_seed(seed)
@@ -213,6 +219,14 @@ def degrade(
     out: Annotated[Path, typer.Option(help="Output qrels file.", dir_okay=False)] = Path(
         "degraded.qrels"
     ),
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            help="Another option of the degrader, NAME=VALUE (JSON value), repeatable, e.g. "
+            "--param strata=grade --param rounding=round --param rel=2 (stratified).",
+        ),
+    ] = None,
 ) -> None:
     """Write a reduced (or perturbed) judgment set: one level, one trial."""
     from metaeval.data import read_qrels, read_runs, write_qrels
@@ -234,7 +248,9 @@ def degrade(
     judgments = read_qrels(qrels)
     runset = read_runs(runs) if runs else None
     names = runset.names if runset is not None else []
-    params: dict = {}
+    params, texts = _parse_params(param)
+    for name in params.keys() & _PARAM_OPTIONS.keys():
+        fail(f"--param {texts[name]}: {name} is set by its own option ({_PARAM_OPTIONS[name]})")
     level = None
     if method in ("stratified", "uniform"):
         if rate is None:
@@ -276,6 +292,8 @@ def degrade(
     except ValueError as err:
         from metaeval._validation import ParamError
 
+        if isinstance(err, ParamError) and err.param in texts:
+            fail(f"--param {texts[err.param]}: {err}")
         option = _PARAM_OPTIONS.get(err.param) if isinstance(err, ParamError) else None
         if option is not None and given[option] is not None:
             subject = {"stratified": "sampling rates", "uniform": "sampling rates"}.get(

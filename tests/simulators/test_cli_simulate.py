@@ -125,6 +125,24 @@ def test_degrade_stratified_matches_library(cli, world_dir, tmp_path):
     assert out2.read_bytes() == out.read_bytes()
 
 
+def test_degrade_takes_the_other_options_of_its_degrader(cli, world_dir, tmp_path):
+    args = ("--rate", "10", "--seed", "7", "--param", "strata=grade", "--param", "rounding=round")
+    r, out = degrade(cli, world_dir, tmp_path, *args)
+    assert r.exit_code == 0, r.output
+    q = metaeval.read_qrels(world_dir / "qrels.txt")
+    sampler = StratifiedSampling(rates=[10], strata="grade", rounding="round")
+    assert (
+        metaeval.read_qrels(out) == sampler.generate(q, rng=np.random.default_rng(7))[0].to_qrels()
+    )
+    for param, said in (
+        ("strata=bogus", "--param strata=bogus: strata must be one of"),
+        ("nope=1", "--param nope=1: stratified: nope is not a parameter"),
+        ("rates=[5]", "--param rates=[5]: rates is set by its own option (--rate)"),
+    ):
+        r, _ = degrade(cli, world_dir, tmp_path, "--rate", "10", "--seed", "7", "--param", param)
+        assert r.exit_code == 2 and said in r.output, r.output
+
+
 def test_degrade_uniform_writes_unjudged(cli, world_dir, tmp_path):
     r, out = degrade(cli, world_dir, tmp_path, "--method", "uniform", "--rate", "30", "--seed", "1")
     assert r.exit_code == 0, r.output
