@@ -252,10 +252,9 @@ def evaluate(
         Topics are those of the qrels. A topic a run did not answer is scored as an empty
         list (``"zero"``, as trec_eval ``-c``: 0 for most measures, but YAAP's is
         ln(1/(1 + R)) and the C/W/L measures' costs and depths those of a list of no gain)
-        or is left out (``"skip"``: no
-        per-topic row, not averaged). Topics
-        a run answered that have no judgments cannot be evaluated and are left out with a
-        warning, as trec_eval leaves them out.
+        or is left out (``"skip"``: no per-topic row, not averaged). Topics a run answered
+        that have no judgments cannot be evaluated and are left out with a warning, as
+        trec_eval leaves them out.
     ties : {"trec_eval", "input", "expected"}
         How equal scores are ordered when runs are read here (see :class:`~metaeval.data.Run`):
         by document id descending as trec_eval orders them, in the order given, or every order
