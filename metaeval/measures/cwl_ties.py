@@ -28,10 +28,15 @@ EU = X(n)/Y(n) is a ratio. With mu = E[Y], the identity
 gives E[X/Y] = E[X]/mu - Cov(X, Y)/mu^2 + E[(X/Y)(Y - mu)^2]/mu^2, and as X/Y lies between
 the least and the greatest gain of the list, g- and g+, the last term lies within
 [g-, g+] Var(Y)/mu^2. The value given is the centre of that interval. Where its half-width is
-above :data:`TIED_RATIO_TOLERANCE`, the arrangements of the list's first groups are
-enumerated, one more group at a time, and the centres and half-widths averaged over them:
-the interval narrows, to a point once every group is enumerated. Where C(i) is 0 or 1 at every
-rank (BPM), Y is the rank the user stops at and EU is exact:
+above :data:`TIED_RATIO_TOLERANCE`, higher moments narrow it: followed backward, from the
+depth to rank 1, the central moments of Y and of X with Y are those of each state's next
+states mixed (:func:`_central_moments`), and for any polynomial p with p(0) = 1,
+X/Y = X (1 - p(Y)^2)/Y + (X/Y) p(Y)^2 puts E[X/Y] within E[X (1 - p(Y)^2)/Y] +
+[g-, g+] E[p(Y)^2], of moments only; the p of degree up to 8 (then 16) that makes E[p(Y)^2]
+least is taken (:func:`_polynomial_interval`). Where that is not enough, the arrangements of
+the list's first groups are enumerated, one group more at a time, each with the bound of the
+rest of the list (:func:`_narrowed`): to a point once every group is. Where C(i) is 0 or 1
+at every rank (BPM), Y is the rank the user stops at and EU is exact:
 E[X/Y] = sum_{i<n} E[X(i) r(i) (1 - C(i))]/i + E[X(n) r(n)]/n.
 
 G(i) is added up rank by rank as cwl_eval adds it, but within and after a group it holds the
@@ -43,7 +48,6 @@ user stops in one and goes on in the other).
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import TYPE_CHECKING
 
@@ -61,7 +65,12 @@ if TYPE_CHECKING:
 #: Largest half-width of the interval an expected EU is the centre of (see the module's
 #: docstring): below the printed precision and the 1e-6 that parity with trec_eval allows.
 TIED_RATIO_TOLERANCE = 1e-10
-#: Most arrangements of a list's first tie groups enumerated to narrow that interval.
+#: Degrees of the polynomial bounds of an EU whose second moments leave it too wide, tried in
+#: turn (:func:`_polynomial_interval`); the moments are followed to twice each. On TREC DL
+#: 2020, every list of INST meets the tolerance by degree 7; IFT's and NERR's lists where a
+#: few relevant documents are tied among many at the top need up to 13.
+BOUND_DEGREES = (8, 16)
+#: Most arrangements of a list's first groups enumerated, each with the bound of the rest.
 NARROWING_ARRANGEMENTS = 2_000
 #: Most states a group's recursion holds at once (:func:`_states`): its memory, about 100 bytes
 #: a state and gain.
@@ -69,6 +78,13 @@ MAX_GROUP_STATES = 1 << 20
 #: Work per state held, rank and gain of a group, in the cells of the work limit (about 1 ns
 #: each): 30 ns on the groups of TREC DL 2020.
 _STATE_CELL = 30
+#: Work per state held, rank, gain and pair of moments (j <= k) of the backward recursion
+#: of :func:`_central_moments`, and per rank and moment (and 2.5 more) in units of
+#: :data:`_RANK_CELL`: 1.9 ns and 150-390 us measured on TREC DL 2020's groups.
+_MOMENT_CELL = 1.7
+_MOMENT_RANK = 2.5
+#: Work of the polynomial bound of one arrangement enumerated (:func:`_narrowed`).
+_BOUND_CELL = 300_000
 #: Work per rank of a group besides its states: the interpreter's own, which small groups are
 #: made of (20 us a rank, on TREC DL 2020's 94,000 ranks in 7,000 groups).
 _RANK_CELL = 20_000
@@ -427,11 +443,12 @@ class _Box:
         return out
 
     def step(self, p: int):
-        """At depth p, for each gain (first axis) and state: whether an item of that gain can
-        come next, the chance that it does, and G(i) once it has."""
+        """At depth p, for each gain (first axis) and state: whether some path reaches the
+        state and an item of that gain can come next, the chance that it does, and G(i) once
+        it has."""
         placed_big = p - self.placed_others
         self.left[self.big] = self.counts[self.big] - placed_big
-        can = (placed_big >= 0) & (self.left > 0)
+        can = (placed_big >= 0) & (placed_big <= self.counts[self.big]) & (self.left > 0)
         share = np.where(can, self.left / (self.m - p), 0.0)
         found = self.found_others + p * self.values[self.big] + self.gain
         return can, share, found
@@ -448,6 +465,21 @@ class _Box:
             to[out.ndim - d + axis] = slice(1, None)
             source[out.ndim - d + axis] = slice(None, -1)
             out[tuple(to)] += by_gain[k][tuple(source)]
+        return out
+
+    def gather(self, array: np.ndarray) -> np.ndarray:
+        """The other way: ``array`` (..., *box) at the state one item of each gain on from
+        each state, (..., gains, *box); 0 where no state is."""
+        d = len(self.shape)
+        out = np.zeros((*array.shape[:-d], len(self.values), *self.shape))
+        by_gain = np.moveaxis(out, -d - 1, 0)  # views
+        by_gain[self.big] = array
+        for axis, k in enumerate(self.others):
+            to = [slice(None)] * array.ndim
+            source = list(to)
+            to[array.ndim - d + axis] = slice(None, -1)
+            source[array.ndim - d + axis] = slice(1, None)
+            by_gain[k][tuple(to)] = array[tuple(source)]
         return out
 
     def end(self, array: np.ndarray) -> np.ndarray:
@@ -574,60 +606,283 @@ def _states(counts, depth: int) -> int:
     return math.prod(held) // held[int(np.argmax(counts))]
 
 
-def _ratio(step, ranks, gains, spans) -> tuple[float, float]:
-    """E[X/Y] of one list: (centre, half-width) of the interval shown to hold it."""
+def _gain_range(ranks: _Ranks, gains, spans) -> tuple[float, float]:
+    """The least and the greatest gain of a list within the depth, g- and g+: X/Y lies
+    between them."""
+    everything = [gains[: ranks.n], *(values for _, values, _ in spans)]
+    return min(float(g.min()) for g in everything), max(float(g.max()) for g in everything)
+
+
+def _ratio(step, ranks, gains, spans) -> tuple[float, float, bool]:
+    """E[X/Y] of one list from the first and second moments: (centre, half-width) of the
+    interval shown to hold it, and whether every C(i) was 0 or 1 (the value is then exact)."""
     total, binary = _moments(step, ranks, gains, spans, second=True)
     if binary:
-        return total[_STOP], 0.0
+        return total[_STOP], 0.0, True
     mu = total[_Y]
     spread = max(total[_Y2] - mu * mu, 0.0) / mu**2
     covariance = (total[_XY] - total[_X] * mu) / mu**2
-    everything = [gains[: ranks.n], *(values for _, values, _ in spans)]
-    least = min(float(g.min()) for g in everything)
-    greatest = max(float(g.max()) for g in everything)
+    least, greatest = _gain_range(ranks, gains, spans)
     centre = total[_X] / mu - covariance + (least + greatest) / 2.0 * spread
-    return centre, (greatest - least) / 2.0 * spread
+    return centre, (greatest - least) / 2.0 * spread, False
 
 
 def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans, spare) -> float:
-    """E[EU] of one list to :data:`TIED_RATIO_TOLERANCE`, narrowing the interval by
-    enumerating the arrangements of its first groups; refused past
-    :data:`NARROWING_ARRANGEMENTS`, or past the work left in ``spare``."""
-    half = math.inf
-    for heads in range(len(spans) + 1):
-        if _log_count(spans[:heads]) > math.log(NARROWING_ARRANGEMENTS) + 1e-9:
-            _refuse_narrowing(
-                measure,
-                tensor,
-                lst,
-                half,
-                f"enumerate about {_count_text(spans[:heads])} arrangements of its first "
-                f"{heads} groups of tied documents",
-            )
-        orders = [_orders(values, counts) for _, values, counts in spans[:heads]]
-        count = math.prod(len(o) for o in orders)
-        if heads:
-            spare[0] -= count * sum(
-                _group_work(c, _STATE_CELL, ranks.n - start) for start, _, c in spans[heads:]
-            )
-            if spare[0] < 0:
-                why = f"take more than the {base.TIED_MAXIMUM_CELLS:.0e} steps of work allowed"
-                _refuse_narrowing(measure, tensor, lst, half, why)
-        centres = np.empty(count)
-        halves = np.empty(count)
-        for i, chosen in enumerate(itertools.product(*orders)):
-            fixed = gains.copy()
-            for (start, _, _), order in zip(spans, chosen):
-                stop = min(start + len(order), ranks.n)
-                fixed[start:stop] = order[: stop - start]
-            centres[i], halves[i] = _ratio(step, ranks, fixed, spans[heads:])
-        centre, half = centres.mean(), halves.mean()
+    """E[EU] of one list to :data:`TIED_RATIO_TOLERANCE`: from the second moments, else
+    from higher ones with the arrangements of its first groups enumerated, 0, 1, 2... of
+    them (:func:`_narrowed`); refused past the arrangements allowed, or past the work left in
+    ``spare``."""
+    centre, half, exact = _ratio(step, ranks, gains, spans)
+    if exact or half <= TIED_RATIO_TOLERANCE:
+        return centre
+    bounds = _gain_range(ranks, gains, spans)
+    for degree in BOUND_DEGREES:
+        moments = 2 * degree + 1
+        spare[0] -= sum(_moment_work(c, moments, ranks.n - start) for start, _, c in spans)
+        if spare[0] < 0:
+            why = f"take more than the {base.TIED_MAXIMUM_CELLS:.0e} steps of work allowed"
+            _refuse_bound(measure, tensor, lst, half, why)
+        rests = _central_moments(step, ranks, gains, spans, moments)
+        for heads in range(len(spans) + 1):
+            better = _narrowed(step, ranks, gains, spans, heads, rests[heads], bounds, spare)
+            if better is None:
+                break
+            if better[1] < half:
+                centre, half = better
+            if half <= TIED_RATIO_TOLERANCE:
+                return centre
+    why = (
+        f"take more than the {base.TIED_MAXIMUM_CELLS:.0e} steps of work allowed"
+        if spare[0] < 0
+        else f"need moments past order {2 * BOUND_DEGREES[-1]}, or about "
+        f"{_count_text(spans[:heads])} arrangements of its first {heads} groups of tied "
+        "documents enumerated"
+    )
+    _refuse_bound(measure, tensor, lst, half, why)
+    raise AssertionError  # pragma: no cover
+
+
+def _narrowed(step, ranks: _Ranks, gains, spans, heads: int, rest, bounds, spare):
+    """(centre, half-width) of E[X/Y] with the arrangements of the first ``heads`` groups
+    enumerated, each with the polynomial bound of the rest of the list (:func:`_central_moments`
+    from the rank the next group starts at, which no arrangement before it changes: the gain
+    found there is the same); None past :data:`NARROWING_ARRANGEMENTS` arrangements, or, with
+    every group enumerated (the value exact), past :data:`OPENING_CELLS` cells (arrangements
+    x ranks), or past the work left in ``spare``.
+
+    Before the rest, an arrangement's ranks add Y_h and X_h and reach it with r = rho:
+    Y = Y_h + rho Y', X = X_h + rho X', whose central moments are those of Y' and X' times
+    powers of rho."""
+    last = heads == len(spans)
+    depth = spans[heads][0] if not last else min(ranks.n, spans[-1][0] + int(spans[-1][2].sum()))
+    log_count = _log_count(spans[:heads])
+    count = math.exp(log_count)
+    if log_count > math.log(OPENING_CELLS if last else NARROWING_ARRANGEMENTS) + 1e-9:
+        return None
+    if last and count * depth > OPENING_CELLS:
+        return None
+    spare[0] -= _OPENING_CELL * count * depth + (0 if last else _BOUND_CELL * count)
+    if spare[0] < 0:
+        return None
+    orders = [distinct_arrangements(np.repeat(v, c)) for _, v, c in spans[:heads]]
+    rows = np.tile(gains[:depth], (math.prod(len(o) for o in orders), 1))
+    repeat = 1
+    for (start, _, _), order in zip(spans[:heads], orders):  # every arrangement of each
+        stop = min(start + order.shape[1], depth)
+        placed = np.repeat(order[:, : stop - start], repeat, axis=0)
+        rows[:, start:stop] = np.tile(placed, (len(rows) // len(placed), 1))
+        repeat *= len(order)
+    found = np.cumsum(rows, axis=1)  # one addition at a time
+    C = np.broadcast_to(step(found, rows, np.arange(depth), ranks), rows.shape)
+    reach = np.ones((len(rows), depth + 1))
+    np.cumprod(C, axis=1, out=reach[:, 1:])
+    head_y, head_x = reach[:, :-1].sum(axis=1), np.einsum("ij,ij->i", reach[:, :-1], rows)
+    rho = reach[:, -1]
+    mean_y, mean_x, mu, nu = rest
+    if last or mu[2] == 0.0:  # nothing tied after: Y and X are those of the arrangement
+        return float(np.mean((head_x + rho * mean_x) / (head_y + rho * mean_y))), 0.0
+    powers = rho[:, None] ** np.arange(len(mu))
+    intervals = [
+        _polynomial_interval(
+            head_y[a] + rho[a] * mean_y,
+            head_x[a] + rho[a] * mean_x,
+            mu * powers[a],
+            nu * powers[a] * rho[a],
+            *bounds,
+            (len(mu) - 1) // 2,
+        )
+        for a in range(len(rows))
+    ]
+    return tuple(np.mean(intervals, axis=0))
+
+
+def _moment_work(counts, moments: int, depth: int) -> float:
+    """The work of one group's backward recursion of ``moments`` central moments
+    (:func:`_central_moments`): :data:`_MOMENT_CELL` per state held, rank, gain and pair of
+    moments, and :data:`_RANK_CELL` times (:data:`_MOMENT_RANK` + moments) per rank."""
+    m = min(int(counts.sum()), depth)
+    pairs = moments * (moments + 1) / 2
+    cells = pairs * _states(counts, depth) * m * len(counts)
+    return _MOMENT_CELL * cells + _RANK_CELL * (_MOMENT_RANK + moments) * m
+
+
+def _central_moments(step, ranks: _Ranks, gains, spans, K: int) -> list[tuple]:
+    """E[Y], E[X], and E[W^k]/k! and E[V W^k]/k! for k < K, with W = Y - E[Y] and
+    V = X - E[X], over the orderings of one list's groups ``spans``, for Y and X the sums
+    from the rank each group starts at on, and from the end of the last: one
+    (E[Y], E[X], moments of W, of V W) for each.
+
+    They follow the list backward, from the depth to rank 1: with Y(i) = 1 + C(i) Y(i+1) and
+    X(i) = g(i) + C(i) X(i+1) the sums from rank i on (0 past the depth), each state's
+    moments are those of its next states' mixed: a next state one item of gain g on, reached
+    with its chance, adds d = 1 + C E[Y(i+1)] - E[Y(i)] to W and e = g + C E[X(i+1)] - E[X(i)]
+    to V, so that
+
+        E[W^k] = sum_g chance sum_j binom(k, j) d^(k-j) C^j E[W'^j],
+        E[V W^k] = sum_g chance sum_j binom(k, j) d^(k-j) C^j (e E[W'^j] + C E[V' W'^j]).
+
+    Centred at each state's own means, no sum is of terms much larger than itself, as the
+    moments of Y about 0 would be; scaled by 1/k!, the binomial sums are plain convolutions.
+    A stretch of fixed ranks scales W and V by its product of C."""
+    segments = []  # (start, stop, the group's values and counts or None, G before them)
+
+    def stretch(a, b, found):
+        segments.append((a, b, None, None, found))
+        return float(np.cumsum(np.concatenate(([found], gains[a:b])))[-1])
+
+    def group(start, values, counts, found):
+        segments.append((start, None, values, counts, found))
+        return found + float(values @ counts)
+
+    _walk(spans, ranks.n, 0.0, stretch, group)
+    nothing = (0.0, 0.0, np.eye(1, K)[0], np.zeros(K))  # past the depth, Y = X = 0
+    state, rests = nothing, []
+    for start, stop, values, counts, found in reversed(segments):
+        if values is None:
+            state = _stretch_back(step, ranks, gains, start, stop, found, state)
+            continue
+        if not rests:  # the last group's end: past the depth if the depth cuts it
+            rests.append(state if start + counts.sum() <= ranks.n else nothing)
+        state = _group_back(step, ranks, start, values, counts, found, state)
+        rests.append(state)
+        if len(rests) > len(spans):
+            break  # only fixed ranks before: the head of every narrowing has them
+    return rests[::-1]
+
+
+def _stretch_back(step, ranks: _Ranks, gains, a: int, b: int, found: float, state):
+    """Ranks a..b-1 of fixed gains before ``state``: with rho(j) the product of C over
+    a..j-1, Y(a) = sum rho + rho(b) Y(b) and X(a) = sum rho g + rho(b) X(b)."""
+    mean_y, mean_x, mu, nu = state
+    gain, at = gains[a:b], np.arange(a, b)
+    G = np.cumsum(np.concatenate(([found], gain)))[1:]  # one addition at a time
+    rho = np.empty(b - a + 1)
+    rho[0] = 1.0
+    np.cumprod(np.broadcast_to(step(G, gain, at, ranks), gain.shape), out=rho[1:])
+    last = rho[-1]
+    powers = last ** np.arange(len(mu))
+    mean_y = float(np.sum(rho[:-1])) + last * mean_y
+    mean_x = float(rho[:-1] @ gain) + last * mean_x
+    return mean_y, mean_x, mu * powers, nu * powers * last
+
+
+def _group_back(step, ranks: _Ranks, start: int, values, counts, found: float, state):
+    """The ranks of one group of tied items before ``state`` (:class:`_Box`, backward): the
+    means and scaled moments at its first rank (see :func:`_central_moments`)."""
+    box = _Box(values, counts, found, ranks.n - start)
+    depth = min(box.m, ranks.n - start)
+    mean_y, mean_x, mu, nu = state
+    if depth < box.m:  # the depth cuts the group: nothing is added past it
+        mean_y, mean_x, mu, nu = 0.0, 0.0, np.eye(1, len(mu))[0], np.zeros(len(mu))
+    # the states in one axis, and the moments from the highest down (see below):
+    # (moments, gains, states)
+    S, K, G = math.prod(box.shape), len(mu), len(values)
+    MY, MX = np.full(box.shape, mean_y), np.full(box.shape, mean_x)
+    MU = np.repeat(mu[::-1, None], S, axis=1).reshape(K, *box.shape)
+    NU = np.repeat(nu[::-1, None], S, axis=1).reshape(K, *box.shape)
+    powers = np.empty((K, G, S))
+    for p in range(depth - 1, -1, -1):
+        can, share, now = box.step(p)
+        # C at the states no path reaches is set aside (INST divides by 0 there): every sum
+        # stays finite, and the chance of 0 of such a branch weighs it out
+        C = np.where(can, step(now, box.gain, start + p, ranks), 0.0)
+        branch_y = 1.0 + C * box.gather(MY)  # each next state's sums, by the gain leading to it
+        branch_x = box.gain + C * box.gather(MX)
+        MY, MX = np.sum(share * branch_y, axis=0), np.sum(share * branch_x, axis=0)
+        d = (branch_y - MY).reshape(G, S)
+        e = (branch_x - MX).reshape(G, S)
+        C, share = C.reshape(G, S), share.reshape(G, S)
+        # a_j = E[(C W')^j]/j! and b_j = E[(e + C V') (C W')^j]/j!, each times its chance,
+        # at K-1-j
+        a = box.gather(MU).reshape(K, G, S)
+        b = box.gather(NU).reshape(K, G, S)
+        b *= C
+        b += e * a
+        powers[-1] = share
+        for j in range(K - 2, -1, -1):
+            np.multiply(powers[j + 1], C, out=powers[j])
+        a *= powers
+        b *= powers
+        # E[W^k]/k! = sum_g sum_(i<=k) d^i/i! a_(k-i): with a from the highest order down,
+        # the a_(k-i) of i = 0..k are a[K-1-k:], contiguous
+        powers[0] = 1.0
+        for i in range(1, K):
+            np.multiply(powers[i - 1], d, out=powers[i])
+            powers[i] /= i
+        orders = range(K - 1, -1, -1)
+        MU = np.stack([np.einsum("igs,igs->s", powers[: k + 1], a[K - 1 - k :]) for k in orders])
+        NU = np.stack([np.einsum("igs,igs->s", powers[: k + 1], b[K - 1 - k :]) for k in orders])
+        MU, NU = MU.reshape(K, *box.shape), NU.reshape(K, *box.shape)
+    first = (slice(None, None, -1), *(0,) * len(box.shape))
+    return float(MY[first[1:]]), float(MX[first[1:]]), MU[first], NU[first]
+
+
+def _polynomial_interval(mean_y, mean_x, mu, nu, least, greatest, degree: int):
+    """(centre, half-width) of the narrowest interval shown to hold E[X/Y] by the
+    polynomials p of degree 1..``degree`` with p(0) = 1, from the scaled central moments of
+    :func:`_central_moments` (to order 2 ``degree``).
+
+    With q(y) = (1 - p(y)^2)/y, a polynomial of degree 2 deg p - 1,
+    X/Y = X q(Y) + (X/Y) p(Y)^2, and as X/Y lies in [g-, g+] and p^2 >= 0, E[X/Y] lies in
+    E[X q(Y)] + [g-, g+] E[p(Y)^2]. Any such p holds; the one taken, in Z = (Y - E[Y])/sd,
+    minimises E[p^2] given p = 1 at Y = 0: the moment matrix's solution (Christoffel's
+    function of the law of Y, at 0), which falls geometrically with the degree where Y keeps
+    away from 0. The width also carries the rounding of the sums, 1e-13 of the largest
+    term's size."""
+    K = len(mu)
+    scale = np.array([math.factorial(k) for k in range(K)], dtype=np.float64)
+    sd = math.sqrt(max(mu[2] * 2.0, 0.0))
+    if sd == 0.0:  # Y is fixed
+        return mean_x / mean_y, 0.0
+    scale /= sd ** np.arange(K)
+    z, w = mu * scale, nu * scale  # E[Z^k] and E[V Z^k]
+    z0 = -mean_y / sd  # Y = 0
+    best = (math.nan, math.inf)
+    for m in range(1, degree + 1):
+        H = z[np.add.outer(np.arange(m + 1), np.arange(m + 1))]
+        v = z0 ** np.arange(m + 1)
+        if not (np.isfinite(H).all() and np.isfinite(v).all()):
+            break  # Y all but fixed: the second moments have said all there is
+        c = np.linalg.lstsq(H, v, rcond=None)[0]
+        if not v @ c:
+            continue
+        c = c / (v @ c)
+        p = np.polynomial.Polynomial(c)
+        s = ((1.0 - p * p) // np.polynomial.Polynomial([-z0, 1.0])).coef  # sd q(Y), in Z
+        size = float(np.sum(np.abs(c) * np.sqrt(np.abs(np.diag(H))))) ** 2
+        size += float(np.abs(s) @ (abs(mean_x) * np.abs(z[: len(s)]) + np.abs(w[: len(s)]))) / sd
+        square = float(c @ H @ c)  # E[p(Y)^2]
+        centre = float(s @ (mean_x * z[: len(s)] + w[: len(s)])) / sd
+        centre += (least + greatest) / 2.0 * square
+        half = (greatest - least) / 2.0 * abs(square) + 1e-13 * size
+        if half < best[1]:
+            best = (centre, half)
         if half <= TIED_RATIO_TOLERANCE:
-            return centre
-    raise AssertionError("every group enumerated leaves no interval")  # pragma: no cover
+            break
+    return best
 
 
-def _refuse_narrowing(measure, tensor, lst: int, half: float, why: str) -> None:
+def _refuse_bound(measure, tensor, lst: int, half: float, why: str) -> None:
     s, t = divmod(lst, tensor.n_topics)
     raise MeasureValueError(
         f"{measure}: run {tensor.runs[s]!r}, topic {tensor.topics[t]!r}: its expected value "
@@ -635,11 +890,6 @@ def _refuse_narrowing(measure, tensor, lst: int, half: float, why: str) -> None:
         f"{TIED_RATIO_TOLERANCE:g} is allowed), and narrowing it would {why}; order ties by "
         "trec_eval or input"
     )
-
-
-def _orders(values, counts) -> np.ndarray:
-    """Every distinct arrangement of a group's gains, (A, m)."""
-    return distinct_arrangements(np.repeat(values, counts))
 
 
 def _log_count(spans) -> float:

@@ -721,51 +721,74 @@ def test_adaptive_cwl_over_a_group_too_large_to_enumerate(name):
     assert abs(got - truth) <= tolerance, (got, truth)
 
 
-def test_adaptive_cwl_refusals(monkeypatch):
-    from metaeval.measures import cwl_ties
+@pytest.mark.parametrize(
+    ("name", "relevant", "tied"),
+    [("INST", 10, 20), ("INST", 3, 50), ("NERR_eq10", 4, 60), ("IFT_goal(T=2,b1=0.9,R1=5)", 2, 30)],
+)
+def test_adaptive_cwl_eu_of_a_wide_tie_is_the_mean_over_its_arrangements(name, relevant, tied):
+    # a few relevant documents tied among many at the top: the second moments leave EU wide
+    # open, and the higher ones, or every arrangement enumerated, close it; the oracle is the
+    # measure scoring each of the C(tied, relevant) rankings, up to 487,635 of them
+    from itertools import combinations
 
-    # 10 relevant among 20 tied documents at the top: INST's EU spreads too far over the
-    # orderings to be bracketed, and narrowing it would take all 184,756 of them
-    q, run = _wide_tie(10, 20)
+    from metaeval.measures.cwl_ties import _ranks_read
+
+    q, run = _wide_tie(relevant, tied)
+    measure = parse_measure(name)
+    got = measure.compute(_tensor(run, q))[0, 0]
+    ranks = _ranks_read(measure)
+    where = np.array(list(combinations(range(tied), relevant)))
+    total = 0.0
+    for chunk in np.array_split(where, -(-len(where) * ranks.n // 10**7)):
+        gains = np.zeros((len(chunk), ranks.n))
+        np.put_along_axis(gains, chunk, 1.0, axis=1)
+        total += measure._outputs("EU", gains, ranks).sum()
+    assert abs(got - total / len(where)) <= 1e-10
+
+
+def test_adaptive_cwl_refusals(monkeypatch):
+    from metaeval.measures import base, cwl_ties
+
+    # 5 relevant among 40 tied documents at the top: IFT's EU spreads too far over the
+    # orderings to be bracketed by moments to order 32, and enumerating them would take 658,008
+    q, run = _wide_tie(5, 40)
     tensor = _tensor(run, q)
     with pytest.raises(ValueError) as err:
-        parse_measure("INST").compute(tensor)
+        parse_measure("IFT_goal(T=2,b1=0.9,R1=10)").compute(tensor)
     assert re.fullmatch(
-        r"INST: run 'r', topic '0': its expected value over tied orderings is bracketed only to "
-        r"\+-0\.0\d \(at most 1e-10 is allowed\), and narrowing it would enumerate about "
-        r"1\.8e\+05 arrangements of its first 1 groups of tied documents; order ties by "
-        r"trec_eval or input",
+        r"IFT_goal\(T=2,b1=0\.9,R1=10\): run 'r', topic '0': its expected value over tied "
+        r"orderings is bracketed only to \+-\de-0\d \(at most 1e-10 is allowed\), and narrowing "
+        r"it would need moments past order 32, or about 6\.6e\+05 arrangements of its first 1 "
+        r"groups of tied documents enumerated; order ties by trec_eval or input",
         str(err.value),
     ), str(err.value)
-    # the arrangements are counted before any is written out: 1.2e28 of them here
-    q_wide, run_wide = _wide_tie(47, 97)
-    with pytest.raises(ValueError, match=r"would enumerate about 1\.2e\+28 arrangements"):
-        parse_measure("INST").compute(_tensor(run_wide, q_wide))
     # its ED is exact, and BPM's EU too (C is 0 or 1: the stopping rank is the depth)
-    assert np.isfinite(parse_measure("INST(output=ED)").compute(tensor)).all()
+    assert np.isfinite(parse_measure("IFT_goal(T=2,b1=0.9,R1=10,output=ED)").compute(tensor)).all()
     assert np.isfinite(parse_measure("BPM(T=3)").compute(tensor)).all()
     # narrowing counts its work: with 2 relevant among 5 tied documents at the top and again
-    # at ranks 6-10, fixing the first group's 10 arrangements scores the second 10 times
-    from metaeval.measures import base
-
+    # at ranks 6-10, the moments to order 16 of both groups, then 10 arrangements of the
+    # first with the bound of the rest each, then all 100, exact
     rel = {f"d{i}": int(i in (0, 1, 5, 6)) for i in range(10)}
     q_two = Qrels.from_df(pd.DataFrame({"topic": "1", "doc": list(rel), "rel": list(rel.values())}))
     run_two = pd.DataFrame(
         {"run": "r", "topic": "1", "doc": list(rel), "score": [10.0] * 5 + [5.0] * 5}
     )
-    one_group = 30 * 3 * 5 * 2 + 20_000 * 5  # states held x ranks x gains, and its ranks
-    assert (cwl_ties._STATE_CELL, cwl_ties._RANK_CELL) == (30, 20_000)
-    monkeypatch.setattr(base, "TIED_MAXIMUM_CELLS", 2 * one_group + 10 * one_group - 1)
-    with pytest.raises(ValueError, match=r"narrowing it would take more than the 1e\+06 steps"):
-        parse_measure("INST").compute(_tensor(run_two, q_two))
-    monkeypatch.setattr(base, "TIED_MAXIMUM_CELLS", 2 * one_group + 10 * one_group)
-    assert np.isfinite(parse_measure("INST").compute(_tensor(run_two, q_two))).all()
-    monkeypatch.setattr(cwl_ties, "MAX_GROUP_STATES", 10)
+    measure = parse_measure("NERR_eq10")
+    counts, n = np.array([3, 2]), cwl_ties._ranks_read(measure).n
+    recursion = cwl_ties._group_work(counts, cwl_ties._STATE_CELL, n - 5)
+    recursion += cwl_ties._group_work(counts, cwl_ties._STATE_CELL, n)
+    moments = cwl_ties._moment_work(counts, 17, n) + cwl_ties._moment_work(counts, 17, n - 5)
+    monkeypatch.setattr(base, "TIED_MAXIMUM_CELLS", recursion + moments - 1)
+    with pytest.raises(ValueError, match=r"narrowing it would take more than the \de\+\d+ steps"):
+        measure.compute(_tensor(run_two, q_two))
+    monkeypatch.setattr(base, "TIED_MAXIMUM_CELLS", 10**11)
+    assert np.isfinite(measure.compute(_tensor(run_two, q_two))).all()
+    monkeypatch.setattr(cwl_ties, "MAX_GROUP_STATES", 1)
     with pytest.raises(ValueError) as err:
         parse_measure("INST(output=ED)").compute(tensor)
     assert str(err.value) == (
         "INST(output=ED): run 'r', topic '0' has a group of tied documents whose exact "
-        "expected value would hold 11 states at once, more than the 10 allowed; order ties by "
+        "expected value would hold 6 states at once, more than the 1 allowed; order ties by "
         "trec_eval or input"
     )
 
