@@ -1490,6 +1490,10 @@ class NERR_eq8(_NERR):
     def step_continuation(self, found, gain, at, ranks):
         return np.where(ranks.i[at] < self.k, 1.0 - gain, 0.0)
 
+    def reach_depth(self, ranks: _Ranks) -> int:
+        # C(i) = 0 from rank k on: no user reads past it
+        return max(1, min(int(self.k), ranks.n))
+
 
 @register(aliases=("NERReq9",))
 @dataclass(frozen=True, kw_only=True)
@@ -1514,6 +1518,10 @@ class NERR_eq9(_NERR):
     def step_continuation(self, found, gain, at, ranks):
         i = ranks.i[at]
         return np.where(i < self.k, (i / (i + 1.0)) * (1.0 - gain), 0.0)
+
+    def reach_depth(self, ranks: _Ranks) -> int:
+        # C(i) = 0 from rank k on: no user reads past it
+        return max(1, min(int(self.k), ranks.n))
 
 
 @register(aliases=("NERReq10",))

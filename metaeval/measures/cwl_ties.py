@@ -33,9 +33,10 @@ depth to rank 1, the central moments of Y and of X with Y are those of each stat
 states mixed (:func:`_central_moments`), and for any polynomial p with p(0) = 1,
 X/Y = X (1 - p(Y)^2)/Y + (X/Y) p(Y)^2 puts E[X/Y] within E[X (1 - p(Y)^2)/Y] +
 [g-, g+] E[p(Y)^2], of moments only; the p of degree up to 8 (then 16) that makes E[p(Y)^2]
-least is taken (:func:`_polynomial_interval`). Where that is not enough, the arrangements of
-the list's first groups are enumerated, one group more at a time, each with the bound of the
-rest of the list (:func:`_narrowed`): to a point once every group is. Where C(i) is 0 or 1
+least is taken (:func:`_polynomial_interval`). Where that is not enough, the distinct
+openings of the list's first groups are enumerated with their chances, one group more at a
+time, each with the bound of the rest of the list (:func:`_narrowed`): to a point once every
+group is. Where C(i) is 0 or 1
 at every rank (BPM), Y is the rank the user stops at and EU is exact:
 E[X/Y] = sum_{i<n} E[X(i) r(i) (1 - C(i))]/i + E[X(n) r(n)]/n.
 
@@ -52,9 +53,9 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.special import comb
 
 from metaeval.engine import EvalTensor
-from metaeval.engine.tensor import distinct_arrangements, log_arrangements
 from metaeval.measures import base
 from metaeval.measures._common import laplace_nodes
 from metaeval.measures.base import MeasureValueError, refuse_costly_ties
@@ -70,8 +71,8 @@ TIED_RATIO_TOLERANCE = 1e-10
 #: 2020, every list of INST meets the tolerance by degree 7; IFT's and NERR's lists where a
 #: few relevant documents are tied among many at the top need up to 13.
 BOUND_DEGREES = (8, 16)
-#: Most arrangements of a list's first groups enumerated, each with the bound of the rest.
-NARROWING_ARRANGEMENTS = 2_000
+#: Most openings of a list's first groups enumerated, each with the bound of the rest.
+NARROWING_OPENINGS = 2_000
 #: Most states a group's recursion holds at once (:func:`_states`): its memory, about 100 bytes
 #: a state and gain.
 MAX_GROUP_STATES = 1 << 20
@@ -628,10 +629,10 @@ def _ratio(step, ranks, gains, spans) -> tuple[float, float, bool]:
 
 
 def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans, spare) -> float:
-    """E[EU] of one list to :data:`TIED_RATIO_TOLERANCE`: from the second moments, else
-    from higher ones with the arrangements of its first groups enumerated, 0, 1, 2... of
-    them (:func:`_narrowed`); refused past the arrangements allowed, or past the work left in
-    ``spare``."""
+    """E[EU] of one list to :data:`TIED_RATIO_TOLERANCE`: from the second moments, else from
+    the moments to twice each of :data:`BOUND_DEGREES`, else with the openings of its first
+    1, 2... groups enumerated, each with the bound of the rest (:func:`_narrowed`); refused
+    past the openings allowed, or past the work left in ``spare``."""
     centre, half, exact = _ratio(step, ranks, gains, spans)
     if exact or half <= TIED_RATIO_TOLERANCE:
         return centre
@@ -643,55 +644,57 @@ def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans, spare) -> f
             why = f"take more than the {base.TIED_MAXIMUM_CELLS:.0e} steps of work allowed"
             _refuse_bound(measure, tensor, lst, half, why)
         rests = _central_moments(step, ranks, gains, spans, moments)
-        for heads in range(len(spans) + 1):
-            better = _narrowed(step, ranks, gains, spans, heads, rests[heads], bounds, spare)
-            if better is None:
-                break
-            if better[1] < half:
-                centre, half = better
-            if half <= TIED_RATIO_TOLERANCE:
-                return centre
+        better = _narrowed(step, ranks, gains, spans, 0, rests[0], bounds, spare)
+        if better is not None and better[1] < half:
+            centre, half = better
+        if half <= TIED_RATIO_TOLERANCE:
+            return centre
+    for heads in range(1, len(spans) + 1):  # with the moments of the highest degree
+        better = _narrowed(step, ranks, gains, spans, heads, rests[heads], bounds, spare)
+        if better is None:
+            break
+        if better[1] < half:
+            centre, half = better
+        if half <= TIED_RATIO_TOLERANCE:
+            return centre
     why = (
         f"take more than the {base.TIED_MAXIMUM_CELLS:.0e} steps of work allowed"
         if spare[0] < 0
-        else f"need moments past order {2 * BOUND_DEGREES[-1]}, or about "
-        f"{_count_text(spans[:heads])} arrangements of its first {heads} groups of tied "
-        "documents enumerated"
+        else f"need moments past order {2 * BOUND_DEGREES[-1]}, or more than "
+        f"{NARROWING_OPENINGS:,} openings of its first groups of tied documents "
+        f"({OPENING_CELLS:,} openings x ranks where every group is enumerated)"
     )
     _refuse_bound(measure, tensor, lst, half, why)
     raise AssertionError  # pragma: no cover
 
 
 def _narrowed(step, ranks: _Ranks, gains, spans, heads: int, rest, bounds, spare):
-    """(centre, half-width) of E[X/Y] with the arrangements of the first ``heads`` groups
-    enumerated, each with the polynomial bound of the rest of the list (:func:`_central_moments`
-    from the rank the next group starts at, which no arrangement before it changes: the gain
-    found there is the same); None past :data:`NARROWING_ARRANGEMENTS` arrangements, or, with
-    every group enumerated (the value exact), past :data:`OPENING_CELLS` cells (arrangements
-    x ranks), or past the work left in ``spare``.
+    """(centre, half-width) of E[X/Y] with the first ``heads`` groups' distinct openings
+    enumerated (:func:`_openings`: a group's arrangements, or its openings down to the depth
+    where the depth cuts it), each with its chance and the polynomial bound of the rest of the
+    list (:func:`_central_moments` from the rank the next group starts at, which no
+    opening before it changes: the gain found there is the same); None past
+    :data:`NARROWING_OPENINGS` rows, or, with every group enumerated (the value exact),
+    past :data:`OPENING_CELLS` cells (rows x ranks), or past the work left in ``spare``.
 
-    Before the rest, an arrangement's ranks add Y_h and X_h and reach it with r = rho:
+    Before the rest, a row's ranks add Y_h and X_h and reach it with r = rho:
     Y = Y_h + rho Y', X = X_h + rho X', whose central moments are those of Y' and X' times
     powers of rho."""
     last = heads == len(spans)
     depth = spans[heads][0] if not last else min(ranks.n, spans[-1][0] + int(spans[-1][2].sum()))
-    log_count = _log_count(spans[:heads])
-    count = math.exp(log_count)
-    if log_count > math.log(OPENING_CELLS if last else NARROWING_ARRANGEMENTS) + 1e-9:
-        return None
-    if last and count * depth > OPENING_CELLS:
-        return None
-    spare[0] -= _OPENING_CELL * count * depth + (0 if last else _BOUND_CELL * count)
+    limit = OPENING_CELLS // max(depth, 1) if last else NARROWING_OPENINGS
+    rows, chance = gains[None, :depth].copy(), np.ones(1)
+    for start, values, counts in spans[:heads]:
+        stop = min(start + int(counts.sum()), depth)
+        if _opening_count(counts, stop - start, limit) * len(rows) > limit:
+            return None
+        orders, weights = _openings(values, counts, stop - start)
+        rows = np.repeat(rows, len(orders), axis=0)  # each row with each opening
+        rows[:, start:stop] = np.tile(orders, (len(chance), 1))
+        chance = np.repeat(chance, len(weights)) * np.tile(weights, len(chance))
+    spare[0] -= _OPENING_CELL * rows.size + (0 if last else _BOUND_CELL * len(rows))
     if spare[0] < 0:
         return None
-    orders = [distinct_arrangements(np.repeat(v, c)) for _, v, c in spans[:heads]]
-    rows = np.tile(gains[:depth], (math.prod(len(o) for o in orders), 1))
-    repeat = 1
-    for (start, _, _), order in zip(spans[:heads], orders):  # every arrangement of each
-        stop = min(start + order.shape[1], depth)
-        placed = np.repeat(order[:, : stop - start], repeat, axis=0)
-        rows[:, start:stop] = np.tile(placed, (len(rows) // len(placed), 1))
-        repeat *= len(order)
     found = np.cumsum(rows, axis=1)  # one addition at a time
     C = np.broadcast_to(step(found, rows, np.arange(depth), ranks), rows.shape)
     reach = np.ones((len(rows), depth + 1))
@@ -699,8 +702,8 @@ def _narrowed(step, ranks: _Ranks, gains, spans, heads: int, rest, bounds, spare
     head_y, head_x = reach[:, :-1].sum(axis=1), np.einsum("ij,ij->i", reach[:, :-1], rows)
     rho = reach[:, -1]
     mean_y, mean_x, mu, nu = rest
-    if last or mu[2] == 0.0:  # nothing tied after: Y and X are those of the arrangement
-        return float(np.mean((head_x + rho * mean_x) / (head_y + rho * mean_y))), 0.0
+    if last or mu[2] == 0.0:  # nothing tied after: Y and X are those of the row
+        return float(chance @ ((head_x + rho * mean_x) / (head_y + rho * mean_y))), 0.0
     powers = rho[:, None] ** np.arange(len(mu))
     intervals = [
         _polynomial_interval(
@@ -713,7 +716,49 @@ def _narrowed(step, ranks: _Ranks, gains, spans, heads: int, rest, bounds, spare
         )
         for a in range(len(rows))
     ]
-    return tuple(np.mean(intervals, axis=0))
+    return tuple(chance @ np.array(intervals))
+
+
+def _opening_count(counts, length: int, cap: int) -> float:
+    """The number of distinct openings of ``length`` items of a group, or more than ``cap``:
+    sequences of its gains with no more of each than it has. Gain by gain, the sequences of
+    l items are sum_j binom(l, j) (those of l - j items without this gain)."""
+    ways = np.zeros(length + 1)
+    ways[0] = 1.0
+    lengths = np.arange(length + 1)
+    for count in counts:
+        more = ways.copy()  # none of this gain
+        for j in range(1, min(int(count), length) + 1):
+            more[j:] += comb(lengths[j:], j) * ways[: length + 1 - j]
+        # counted to just past the cap (an overflow, inf or nan, is past it too)
+        ways = np.fmin(np.nan_to_num(more, nan=np.inf), cap + 1.0)
+    return float(ways[length])
+
+
+def _openings(values, counts, length: int):
+    """Every distinct opening of ``length`` items of a group (its gains, (P, length)) and its
+    chance, drawn without replacement: at the p-th item, gain v comes with chance (items of
+    gain v left) / (m - p). With the group's every item, the openings are its distinct
+    arrangements, equally likely."""
+    m, K = int(counts.sum()), len(values)
+    chance = np.ones(1)
+    left = np.asarray(counts, dtype=np.float64)[None, :]
+    steps = []  # each rank's (the opening it grew from, the gain it took)
+    for p in range(length):
+        rows, gain = np.divmod(np.arange(len(chance) * K), K)
+        can = left[rows, gain] > 0
+        rows, gain = rows[can], gain[can]
+        chance = chance[rows] * left[rows, gain] / (m - p)
+        left = left[rows]
+        left[np.arange(len(rows)), gain] -= 1
+        steps.append((rows, gain))
+    orders = np.empty((len(chance), length))
+    at = np.arange(len(chance))
+    for p in range(length - 1, -1, -1):  # each opening's gains, back from its last rank
+        rows, gain = steps[p]
+        orders[:, p] = values[gain[at]]
+        at = rows[at]
+    return orders, chance
 
 
 def _moment_work(counts, moments: int, depth: int) -> float:
@@ -890,16 +935,6 @@ def _refuse_bound(measure, tensor, lst: int, half: float, why: str) -> None:
         f"{TIED_RATIO_TOLERANCE:g} is allowed), and narrowing it would {why}; order ties by "
         "trec_eval or input"
     )
-
-
-def _log_count(spans) -> float:
-    """The log of the number of arrangements of these groups, taken jointly."""
-    return sum(log_arrangements(np.repeat(values, counts)) for _, values, counts in spans)
-
-
-def _count_text(spans) -> str:
-    log = _log_count(spans)
-    return f"{math.exp(log):.2g}" if log < 700 else f"e^{log:.0f}"
 
 
 def _refuse_states(measure, tensor, lst: int, states: int) -> None:

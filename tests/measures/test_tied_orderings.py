@@ -723,7 +723,15 @@ def test_adaptive_cwl_over_a_group_too_large_to_enumerate(name):
 
 @pytest.mark.parametrize(
     ("name", "relevant", "tied"),
-    [("INST", 10, 20), ("INST", 3, 50), ("NERR_eq10", 4, 60), ("IFT_goal(T=2,b1=0.9,R1=5)", 2, 30)],
+    [
+        ("INST", 10, 20),
+        ("INST", 3, 50),
+        ("NERR_eq10", 4, 60),
+        ("IFT_goal(T=2,b1=0.9,R1=5)", 2, 30),
+        # read to rank k: the openings of k ranks of a group the depth cuts
+        ("NERR_eq8@5", 3, 40),
+        ("NERR_eq9@4", 6, 30),
+    ],
 )
 def test_adaptive_cwl_eu_of_a_wide_tie_is_the_mean_over_its_arrangements(name, relevant, tied):
     # a few relevant documents tied among many at the top: the second moments leave EU wide
@@ -731,12 +739,12 @@ def test_adaptive_cwl_eu_of_a_wide_tie_is_the_mean_over_its_arrangements(name, r
     # measure scoring each of the C(tied, relevant) rankings, up to 487,635 of them
     from itertools import combinations
 
-    from metaeval.measures.cwl_ties import _ranks_read
+    from metaeval.measures.cwl import _Ranks
 
     q, run = _wide_tie(relevant, tied)
     measure = parse_measure(name)
     got = measure.compute(_tensor(run, q))[0, 0]
-    ranks = _ranks_read(measure)
+    ranks = _Ranks(measure.max_depth, measure.cost)
     where = np.array(list(combinations(range(tied), relevant)))
     total = 0.0
     for chunk in np.array_split(where, -(-len(where) * ranks.n // 10**7)):
@@ -750,7 +758,8 @@ def test_adaptive_cwl_refusals(monkeypatch):
     from metaeval.measures import base, cwl_ties
 
     # 5 relevant among 40 tied documents at the top: IFT's EU spreads too far over the
-    # orderings to be bracketed by moments to order 32, and enumerating them would take 658,008
+    # orderings to be bracketed by moments to order 32, and its 658,008 arrangements of 40
+    # ranks are too many to enumerate
     q, run = _wide_tie(5, 40)
     tensor = _tensor(run, q)
     with pytest.raises(ValueError) as err:
@@ -758,8 +767,9 @@ def test_adaptive_cwl_refusals(monkeypatch):
     assert re.fullmatch(
         r"IFT_goal\(T=2,b1=0\.9,R1=10\): run 'r', topic '0': its expected value over tied "
         r"orderings is bracketed only to \+-\de-0\d \(at most 1e-10 is allowed\), and narrowing "
-        r"it would need moments past order 32, or about 6\.6e\+05 arrangements of its first 1 "
-        r"groups of tied documents enumerated; order ties by trec_eval or input",
+        r"it would need moments past order 32, or more than 2,000 openings of its first groups "
+        r"of tied documents \(16,777,216 openings x ranks where every group is enumerated\); "
+        r"order ties by trec_eval or input",
         str(err.value),
     ), str(err.value)
     # its ED is exact, and BPM's EU too (C is 0 or 1: the stopping rank is the depth)
@@ -887,3 +897,24 @@ def test_bpm_openings_merged_by_their_sums_equal_every_arrangement(name):
     lists[:, 10:15] = table[tail]
     truth = measure._outputs(measure.output, lists, _Ranks(measure.max_depth, measure.cost))
     assert abs(got - truth.mean()) <= 1e-12, (got, truth.mean())
+
+
+@pytest.mark.parametrize(
+    ("counts", "length"), [((3, 2), 5), ((3, 2), 3), ((5, 1, 2), 4), ((2, 2, 2), 6), ((6, 1), 3)]
+)
+def test_openings_of_a_group_are_its_distinct_prefixes_with_their_chances(counts, length):
+    # every ordering of the group's items (equal items told apart), cut to its opening
+    from collections import Counter
+    from itertools import permutations
+
+    from metaeval.measures.cwl_ties import _opening_count, _openings
+
+    values = np.array([0.0, 0.5, 1.0])[: len(counts)]
+    items = np.repeat(values, counts)
+    seen = Counter(tuple(p[:length]) for p in permutations(items))
+    orders, chance = _openings(values, np.array(counts), length)
+    assert _opening_count(np.array(counts), length, 10**6) == len(orders) == len(seen)
+    total = sum(seen.values())
+    for order, p in zip(orders, chance):
+        assert p == pytest.approx(seen[tuple(order)] / total, rel=1e-12)
+    assert _opening_count(np.array(counts), length, 2) == min(len(seen), 3)
