@@ -34,8 +34,9 @@ states mixed (:func:`_central_moments`), and for any polynomial p with p(0) = 1,
 X/Y = X (1 - p(Y)^2)/Y + (X/Y) p(Y)^2 puts E[X/Y] within E[X (1 - p(Y)^2)/Y] +
 [g-, g+] E[p(Y)^2], of moments only; the p of degree up to 8 (then 16) that makes E[p(Y)^2]
 least is taken (:func:`_polynomial_interval`). Where that is not enough, the distinct
-openings of the list's first groups are enumerated with their chances, one group more at a
-time, each with the bound of the rest of the list (:func:`_narrowed`): to a point once every
+openings of the list's first items are enumerated with their chances (1, 2, 4... items of
+the first group, then that group whole, and so on), each with the bound of the rest of the
+list from the moments of the state it leads to (:func:`_narrowed`): to a point once every
 group is. Where C(i) is 0 or 1
 at every rank (BPM), Y is the rank the user stops at and EU is exact:
 E[X/Y] = sum_{i<n} E[X(i) r(i) (1 - C(i))]/i + E[X(n) r(n)]/n.
@@ -73,6 +74,8 @@ TIED_RATIO_TOLERANCE = 1e-10
 BOUND_DEGREES = (8, 16)
 #: Most openings of a list's first groups enumerated, each with the bound of the rest.
 NARROWING_OPENINGS = 2_000
+#: The items of a group opened in turn, before the whole group (:func:`_expected_ratio`).
+_OPENED = (1, 2, 4, 8, 16)
 #: Most states a group's recursion holds at once (:func:`_states`): its memory, about 100 bytes
 #: a state and gain.
 MAX_GROUP_STATES = 1 << 20
@@ -84,6 +87,10 @@ _STATE_CELL = 30
 #: :data:`_RANK_CELL`: 1.9 ns and 150-390 us measured on TREC DL 2020's groups.
 _MOMENT_CELL = 1.7
 _MOMENT_RANK = 2.5
+#: Largest box (moments^2 x gains x states) whose backward step convolves all its moments in
+#: one call (:func:`_group_back`): the interpreter's calls, not the arithmetic, take the
+#: time of small boxes.
+_SMALL_BOX = 1 << 20
 #: Work of the polynomial bound of one arrangement enumerated (:func:`_narrowed`).
 _BOUND_CELL = 300_000
 #: Work per rank of a group besides its states: the interpreter's own, which small groups are
@@ -630,37 +637,49 @@ def _ratio(step, ranks, gains, spans) -> tuple[float, float, bool]:
 
 def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans, spare) -> float:
     """E[EU] of one list to :data:`TIED_RATIO_TOLERANCE`: from the second moments, else from
-    the moments to twice each of :data:`BOUND_DEGREES`, else with the openings of its first
-    1, 2... groups enumerated, each with the bound of the rest (:func:`_narrowed`); refused
-    past the openings allowed, or past the work left in ``spare``."""
+    the moments to twice each of :data:`BOUND_DEGREES`, else with openings enumerated, each
+    with the bound of the rest (:func:`_narrowed`): of 1, 2, 4... items of the first group,
+    then the first group whole and 1, 2, 4... items of the second, and so on; refused past the
+    openings allowed, or past the work left in ``spare``."""
     centre, half, exact = _ratio(step, ranks, gains, spans)
     if exact or half <= TIED_RATIO_TOLERANCE:
         return centre
     bounds = _gain_range(ranks, gains, spans)
     for degree in BOUND_DEGREES:
         moments = 2 * degree + 1
-        spare[0] -= sum(_moment_work(c, moments, ranks.n - start) for start, _, c in spans)
-        if spare[0] < 0:
-            why = f"take more than the {base.TIED_MAXIMUM_CELLS:.0e} steps of work allowed"
-            _refuse_bound(measure, tensor, lst, half, why)
-        rests = _central_moments(step, ranks, gains, spans, moments)
-        better = _narrowed(step, ranks, gains, spans, 0, rests[0], bounds, spare)
+        work = sum(_moment_work(c, moments, ranks.n - start) for start, _, c in spans)
+        _spend(spare, work, measure, tensor, lst, half)
+        rests, ends = _central_moments(step, ranks, gains, spans, moments)
+        better = _narrowed(step, ranks, gains, spans, 0, 0, rests[0], bounds, spare)
         if better is not None and better[1] < half:
             centre, half = better
         if half <= TIED_RATIO_TOLERANCE:
             return centre
-    for heads in range(1, len(spans) + 1):  # with the moments of the highest degree
-        better = _narrowed(step, ranks, gains, spans, heads, rests[heads], bounds, spare)
-        if better is None:
+    # with the moments of the highest degree
+    for heads in range(len(spans) + 1):
+        tries = [(0, rests[heads])] if heads else []
+        if heads < len(spans):  # some items of the next group, by their states' moments
+            start, values, counts = spans[heads]
+            opened = [k for k in _OPENED if k < min(int(counts.sum()), ranks.n - start)]
+            _spend(
+                spare, _moment_work(counts, moments, ranks.n - start), measure, tensor, lst, half
+            )
+            found, end = ends[heads]
+            _, kept = _group_back(step, ranks, start, values, counts, found, end, keep=opened)
+            tries += [(k, kept[k]) for k in opened]
+        for items, rest in tries:
+            better = _narrowed(step, ranks, gains, spans, heads, items, rest, bounds, spare)
+            if better is None:
+                break
+            if better[1] < half:
+                centre, half = better
+            if half <= TIED_RATIO_TOLERANCE:
+                return centre
+        if tries and better is None:
             break
-        if better[1] < half:
-            centre, half = better
-        if half <= TIED_RATIO_TOLERANCE:
-            return centre
+    _spend(spare, 0.0, measure, tensor, lst, half)
     why = (
-        f"take more than the {base.TIED_MAXIMUM_CELLS:.0e} steps of work allowed"
-        if spare[0] < 0
-        else f"need moments past order {2 * BOUND_DEGREES[-1]}, or more than "
+        f"need moments past order {2 * BOUND_DEGREES[-1]}, or more than "
         f"{NARROWING_OPENINGS:,} openings of its first groups of tied documents "
         f"({OPENING_CELLS:,} openings x ranks where every group is enumerated)"
     )
@@ -668,24 +687,40 @@ def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans, spare) -> f
     raise AssertionError  # pragma: no cover
 
 
-def _narrowed(step, ranks: _Ranks, gains, spans, heads: int, rest, bounds, spare):
-    """(centre, half-width) of E[X/Y] with the first ``heads`` groups' distinct openings
-    enumerated (:func:`_openings`: a group's arrangements, or its openings down to the depth
-    where the depth cuts it), each with its chance and the polynomial bound of the rest of the
-    list (:func:`_central_moments` from the rank the next group starts at, which no
-    opening before it changes: the gain found there is the same); None past
-    :data:`NARROWING_OPENINGS` rows, or, with every group enumerated (the value exact),
-    past :data:`OPENING_CELLS` cells (rows x ranks), or past the work left in ``spare``.
+def _spend(spare, work: float, measure, tensor, lst: int, half: float) -> None:
+    """Take ``work`` from ``spare``; refuse the measure once it is spent."""
+    spare[0] -= work
+    if spare[0] < 0:
+        why = f"take more than the {base.TIED_MAXIMUM_CELLS:.0e} steps of work allowed"
+        _refuse_bound(measure, tensor, lst, half, why)
 
-    Before the rest, a row's ranks add Y_h and X_h and reach it with r = rho:
-    Y = Y_h + rho Y', X = X_h + rho X', whose central moments are those of Y' and X' times
-    powers of rho."""
+
+def _narrowed(step, ranks: _Ranks, gains, spans, heads: int, items: int, rest, bounds, spare):
+    """(centre, half-width) of E[X/Y] with the distinct openings of the first ``heads``
+    groups and of ``items`` items of the next enumerated (:func:`_openings`: a group's
+    arrangements, or its openings down to the depth where the depth cuts it), each with its
+    chance and the polynomial bound of the rest of the list; None past
+    :data:`NARROWING_OPENINGS` openings, or, with every group enumerated (the value exact),
+    past :data:`OPENING_CELLS` cells (openings x ranks), or past the work left in ``spare``.
+
+    The rest's moments are ``rest``: those of :func:`_central_moments` from the rank the next
+    group starts at, which no opening before it changes (the gain found there is the same);
+    or, with ``items`` opened, :func:`_group_back`'s at that depth of the group, read at
+    each opening's state. Before the rest, an opening's ranks add Y_h and X_h and reach it
+    with r = rho: Y = Y_h + rho Y', X = X_h + rho X', whose central moments are those of Y'
+    and X' times powers of rho."""
     last = heads == len(spans)
-    depth = spans[heads][0] if not last else min(ranks.n, spans[-1][0] + int(spans[-1][2].sum()))
+    opened = [(s, v, c, int(c.sum())) for s, v, c in spans[:heads]]
+    if items:
+        opened.append((*spans[heads], items))
+    if last:
+        depth = min(ranks.n, spans[-1][0] + int(spans[-1][2].sum()))
+    else:
+        depth = spans[heads][0] + items
     limit = OPENING_CELLS // max(depth, 1) if last else NARROWING_OPENINGS
     rows, chance = gains[None, :depth].copy(), np.ones(1)
-    for start, values, counts in spans[:heads]:
-        stop = min(start + int(counts.sum()), depth)
+    for start, values, counts, length in opened:
+        stop = min(start + length, depth)
         if _opening_count(counts, stop - start, limit) * len(rows) > limit:
             return None
         orders, weights = _openings(values, counts, stop - start)
@@ -701,18 +736,29 @@ def _narrowed(step, ranks: _Ranks, gains, spans, heads: int, rest, bounds, spare
     np.cumprod(C, axis=1, out=reach[:, 1:])
     head_y, head_x = reach[:, :-1].sum(axis=1), np.einsum("ij,ij->i", reach[:, :-1], rows)
     rho = reach[:, -1]
-    mean_y, mean_x, mu, nu = rest
-    if last or mu[2] == 0.0:  # nothing tied after: Y and X are those of the row
+    if items:  # each row's state in the opened group: its items of each gain
+        MY, MX, MU, NU, box = rest
+        own = rows[:, spans[heads][0] : depth]
+        state = tuple((own == box.values[k]).sum(axis=1) for k in box.others)
+        mean_y, mean_x, mu, nu = (
+            MY[state],
+            MX[state],
+            MU[(slice(None), *state)].T,
+            NU[(slice(None), *state)].T,
+        )
+    else:
+        mean_y, mean_x, mu, nu = (np.broadcast_to(x, (len(rows), *np.shape(x))) for x in rest)
+    if last:  # nothing tied after: Y and X are those of the row
         return float(chance @ ((head_x + rho * mean_x) / (head_y + rho * mean_y))), 0.0
-    powers = rho[:, None] ** np.arange(len(mu))
+    powers = rho[:, None] ** np.arange(mu.shape[1])
     intervals = [
         _polynomial_interval(
-            head_y[a] + rho[a] * mean_y,
-            head_x[a] + rho[a] * mean_x,
-            mu * powers[a],
-            nu * powers[a] * rho[a],
+            head_y[a] + rho[a] * mean_y[a],
+            head_x[a] + rho[a] * mean_x[a],
+            mu[a] * powers[a],
+            nu[a] * powers[a] * rho[a],
             *bounds,
-            (len(mu) - 1) // 2,
+            (mu.shape[1] - 1) // 2,
         )
         for a in range(len(rows))
     ]
@@ -775,7 +821,8 @@ def _central_moments(step, ranks: _Ranks, gains, spans, K: int) -> list[tuple]:
     """E[Y], E[X], and E[W^k]/k! and E[V W^k]/k! for k < K, with W = Y - E[Y] and
     V = X - E[X], over the orderings of one list's groups ``spans``, for Y and X the sums
     from the rank each group starts at on, and from the end of the last: one
-    (E[Y], E[X], moments of W, of V W) for each.
+    (E[Y], E[X], moments of W, of V W) for each; and each group's G before it and those
+    moments at its end (for :func:`_group_back` to go over it again).
 
     They follow the list backward, from the depth to rank 1: with Y(i) = 1 + C(i) Y(i+1) and
     X(i) = g(i) + C(i) X(i+1) the sums from rank i on (0 past the depth), each state's
@@ -801,18 +848,19 @@ def _central_moments(step, ranks: _Ranks, gains, spans, K: int) -> list[tuple]:
 
     _walk(spans, ranks.n, 0.0, stretch, group)
     nothing = (0.0, 0.0, np.eye(1, K)[0], np.zeros(K))  # past the depth, Y = X = 0
-    state, rests = nothing, []
+    state, rests, ends = nothing, [], []
     for start, stop, values, counts, found in reversed(segments):
         if values is None:
             state = _stretch_back(step, ranks, gains, start, stop, found, state)
             continue
         if not rests:  # the last group's end: past the depth if the depth cuts it
             rests.append(state if start + counts.sum() <= ranks.n else nothing)
-        state = _group_back(step, ranks, start, values, counts, found, state)
+        ends.append((found, state))
+        state, _ = _group_back(step, ranks, start, values, counts, found, state)
         rests.append(state)
         if len(rests) > len(spans):
             break  # only fixed ranks before: the head of every narrowing has them
-    return rests[::-1]
+    return rests[::-1], ends[::-1]
 
 
 def _stretch_back(step, ranks: _Ranks, gains, a: int, b: int, found: float, state):
@@ -831,9 +879,11 @@ def _stretch_back(step, ranks: _Ranks, gains, a: int, b: int, found: float, stat
     return mean_y, mean_x, mu * powers, nu * powers * last
 
 
-def _group_back(step, ranks: _Ranks, start: int, values, counts, found: float, state):
+def _group_back(step, ranks: _Ranks, start: int, values, counts, found: float, state, keep=()):
     """The ranks of one group of tied items before ``state`` (:class:`_Box`, backward): the
-    means and scaled moments at its first rank (see :func:`_central_moments`)."""
+    means and scaled moments at its first rank (see :func:`_central_moments`), and at each
+    depth p of ``keep`` (p items placed) those of every state, (E[Y], E[X], E[W^k]/k!,
+    E[V W^k]/k!, the box), the moments on the first axis."""
     box = _Box(values, counts, found, ranks.n - start)
     depth = min(box.m, ranks.n - start)
     mean_y, mean_x, mu, nu = state
@@ -846,6 +896,13 @@ def _group_back(step, ranks: _Ranks, start: int, values, counts, found: float, s
     MU = np.repeat(mu[::-1, None], S, axis=1).reshape(K, *box.shape)
     NU = np.repeat(nu[::-1, None], S, axis=1).reshape(K, *box.shape)
     powers = np.empty((K, G, S))
+    kept = {}
+    # a small box takes the convolution in one call: a[K-1-k+i] where i <= k, and 0 where not
+    small = K * K * G * S <= _SMALL_BOX
+    if small:
+        k, i = np.indices((K, K))
+        shifts = np.clip(K - 1 - k + i, 0, K - 1)
+        below = (i <= k)[:, :, None, None]
     for p in range(depth - 1, -1, -1):
         can, share, now = box.step(p)
         # C at the states no path reaches is set aside (INST divides by 0 there): every sum
@@ -874,12 +931,23 @@ def _group_back(step, ranks: _Ranks, start: int, values, counts, found: float, s
         for i in range(1, K):
             np.multiply(powers[i - 1], d, out=powers[i])
             powers[i] /= i
-        orders = range(K - 1, -1, -1)
-        MU = np.stack([np.einsum("igs,igs->s", powers[: k + 1], a[K - 1 - k :]) for k in orders])
-        NU = np.stack([np.einsum("igs,igs->s", powers[: k + 1], b[K - 1 - k :]) for k in orders])
+        if small:  # one call, not one an order: a_(k-i) for every k and i at once
+            terms = powers[None] * below
+            MU = np.einsum("kigs,kigs->ks", terms, a[shifts])[::-1]
+            NU = np.einsum("kigs,kigs->ks", terms, b[shifts])[::-1]
+        else:
+            orders = range(K - 1, -1, -1)
+            MU = np.stack(
+                [np.einsum("igs,igs->s", powers[: k + 1], a[K - 1 - k :]) for k in orders]
+            )
+            NU = np.stack(
+                [np.einsum("igs,igs->s", powers[: k + 1], b[K - 1 - k :]) for k in orders]
+            )
         MU, NU = MU.reshape(K, *box.shape), NU.reshape(K, *box.shape)
+        if p in keep:
+            kept[p] = (MY, MX, MU[::-1], NU[::-1], box)
     first = (slice(None, None, -1), *(0,) * len(box.shape))
-    return float(MY[first[1:]]), float(MX[first[1:]]), MU[first], NU[first]
+    return (float(MY[first[1:]]), float(MX[first[1:]]), MU[first], NU[first]), kept
 
 
 def _polynomial_interval(mean_y, mean_x, mu, nu, least, greatest, degree: int):

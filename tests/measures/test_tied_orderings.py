@@ -728,6 +728,8 @@ def test_adaptive_cwl_over_a_group_too_large_to_enumerate(name):
         ("INST", 3, 50),
         ("NERR_eq10", 4, 60),
         ("IFT_goal(T=2,b1=0.9,R1=5)", 2, 30),
+        # moments to order 32 leave 2e-8: the openings of 1, 2, 4, then 8 items close it
+        ("IFT_goal(T=2,b1=0.9,R1=10)", 4, 36),
         # read to rank k: the openings of k ranks of a group the depth cuts
         ("NERR_eq8@5", 3, 40),
         ("NERR_eq9@4", 6, 30),
@@ -757,10 +759,10 @@ def test_adaptive_cwl_eu_of_a_wide_tie_is_the_mean_over_its_arrangements(name, r
 def test_adaptive_cwl_refusals(monkeypatch):
     from metaeval.measures import base, cwl_ties
 
-    # 5 relevant among 40 tied documents at the top: IFT's EU spreads too far over the
-    # orderings to be bracketed by moments to order 32, and its 658,008 arrangements of 40
-    # ranks are too many to enumerate
-    q, run = _wide_tie(5, 40)
+    # 10 relevant among 300 tied documents at the top: IFT_goal's EU spreads too far over
+    # the orderings to be bracketed by moments to order 32, or by the openings of up to 16
+    # items, and the group's openings are too many to enumerate further
+    q, run = _wide_tie(10, 300)
     tensor = _tensor(run, q)
     with pytest.raises(ValueError) as err:
         parse_measure("IFT_goal(T=2,b1=0.9,R1=10)").compute(tensor)
@@ -775,9 +777,8 @@ def test_adaptive_cwl_refusals(monkeypatch):
     # its ED is exact, and BPM's EU too (C is 0 or 1: the stopping rank is the depth)
     assert np.isfinite(parse_measure("IFT_goal(T=2,b1=0.9,R1=10,output=ED)").compute(tensor)).all()
     assert np.isfinite(parse_measure("BPM(T=3)").compute(tensor)).all()
-    # narrowing counts its work: with 2 relevant among 5 tied documents at the top and again
-    # at ranks 6-10, the moments to order 16 of both groups, then 10 arrangements of the
-    # first with the bound of the rest each, then all 100, exact
+    # narrowing counts its work before doing it: with 2 relevant among 5 tied documents at
+    # the top and again at ranks 6-10, the moments to order 16 of both groups
     rel = {f"d{i}": int(i in (0, 1, 5, 6)) for i in range(10)}
     q_two = Qrels.from_df(pd.DataFrame({"topic": "1", "doc": list(rel), "rel": list(rel.values())}))
     run_two = pd.DataFrame(
@@ -798,7 +799,7 @@ def test_adaptive_cwl_refusals(monkeypatch):
         parse_measure("INST(output=ED)").compute(tensor)
     assert str(err.value) == (
         "INST(output=ED): run 'r', topic '0' has a group of tied documents whose exact "
-        "expected value would hold 6 states at once, more than the 1 allowed; order ties by "
+        "expected value would hold 11 states at once, more than the 1 allowed; order ties by "
         "trec_eval or input"
     )
 
