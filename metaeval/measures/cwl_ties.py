@@ -650,33 +650,27 @@ def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans, spare) -> f
         work = sum(_moment_work(c, moments, ranks.n - start) for start, _, c in spans)
         _spend(spare, work, measure, tensor, lst, half)
         rests, ends = _central_moments(step, ranks, gains, spans, moments)
-        better = _narrowed(step, ranks, gains, spans, 0, 0, rests[0], bounds, spare)
-        if better is not None and better[1] < half:
-            centre, half = better
-        if half <= TIED_RATIO_TOLERANCE:
-            return centre
-    # with the moments of the highest degree
-    for heads in range(len(spans) + 1):
-        tries = [(0, rests[heads])] if heads else []
-        if heads < len(spans):  # some items of the next group, by their states' moments
-            start, values, counts = spans[heads]
-            opened = [k for k in _OPENED if k < min(int(counts.sum()), ranks.n - start)]
-            _spend(
-                spare, _moment_work(counts, moments, ranks.n - start), measure, tensor, lst, half
-            )
-            found, end = ends[heads]
-            _, kept = _group_back(step, ranks, start, values, counts, found, end, keep=opened)
-            tries += [(k, kept[k]) for k in opened]
-        for items, rest in tries:
-            better = _narrowed(step, ranks, gains, spans, heads, items, rest, bounds, spare)
+        for heads in range(len(spans) + 1):
+            tries = [(0, rests[heads])]  # the first groups whole, then items of the next
+            while tries:
+                items, rest = tries.pop(0)
+                better = _narrowed(step, ranks, gains, spans, heads, items, rest, bounds, spare)
+                if better is None:
+                    break
+                if better[1] < half:
+                    centre, half = better
+                if half <= TIED_RATIO_TOLERANCE:
+                    return centre
+                if items == 0 and heads < len(spans):  # by the moments of their states
+                    start, values, counts = spans[heads]
+                    opened = [k for k in _OPENED if k < min(int(counts.sum()), ranks.n - start)]
+                    work = _moment_work(counts, moments, ranks.n - start)
+                    _spend(spare, work, measure, tensor, lst, half)
+                    found, end = ends[heads]
+                    kept = _group_back(step, ranks, start, values, counts, found, end, opened)[1]
+                    tries = [(k, kept[k]) for k in opened]
             if better is None:
                 break
-            if better[1] < half:
-                centre, half = better
-            if half <= TIED_RATIO_TOLERANCE:
-                return centre
-        if tries and better is None:
-            break
     _spend(spare, 0.0, measure, tensor, lst, half)
     why = (
         f"need moments past order {2 * BOUND_DEGREES[-1]}, or more than "
@@ -900,9 +894,9 @@ def _group_back(step, ranks: _Ranks, start: int, values, counts, found: float, s
     # a small box takes the convolution in one call: a[K-1-k+i] where i <= k, and 0 where not
     small = K * K * G * S <= _SMALL_BOX
     if small:
-        k, i = np.indices((K, K))
-        shifts = np.clip(K - 1 - k + i, 0, K - 1)
-        below = (i <= k)[:, :, None, None]
+        order, term = np.indices((K, K))
+        shifts = np.clip(K - 1 - order + term, 0, K - 1)
+        below = (term <= order)[:, :, None, None]
     for p in range(depth - 1, -1, -1):
         can, share, now = box.step(p)
         # C at the states no path reaches is set aside (INST divides by 0 there): every sum
