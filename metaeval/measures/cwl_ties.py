@@ -399,13 +399,7 @@ def _stretch(step, ranks, gains, a: int, b: int, state, total):
     U(j) = rho (U + B sum rho) and V(j) = rho (V + B sum rho g), the sums over the ranks
     before j."""
     state, found, binary = state
-    gain = gains[a:b]
-    at = np.arange(a, b)
-    found = np.cumsum(np.concatenate(([found], gain)))[1:]  # one addition at a time
-    C = np.broadcast_to(step(found, gain, at, ranks), gain.shape)
-    rho = np.empty(b - a + 1)  # and the product over the whole stretch, to go on with
-    rho[0] = 1.0
-    np.cumprod(C, out=rho[1:])
+    gain, at, found, C, rho = _fixed_ranks(step, ranks, gains, a, b, found)
     if len(state) == 1:
         sums = [state[0] * rho]
     else:
@@ -415,6 +409,19 @@ def _stretch(step, ranks, gains, a: int, b: int, state, total):
         sums = [A * rho, B * rho**2, rho * (U + B * sigma), rho * (V + B * tau)]
     _add(total, [x[:-1] for x in sums], gain, found, C, at, ranks)
     return np.array([x[-1] for x in sums]), found[-1], binary and _binary(C)
+
+
+def _fixed_ranks(step, ranks: _Ranks, gains, a: int, b: int, found: float):
+    """Ranks a..b-1 of fixed gains after the gain ``found``: their gains, 0-based ranks,
+    G(i), C(i), and rho(j), the product of C over a..j-1 for j = a..b (rho(b), the product
+    over them all, to go on with)."""
+    gain, at = gains[a:b], np.arange(a, b)
+    G = np.cumsum(np.concatenate(([found], gain)))[1:]  # one addition at a time
+    C = np.broadcast_to(step(G, gain, at, ranks), gain.shape)
+    rho = np.empty(b - a + 1)
+    rho[0] = 1.0
+    np.cumprod(C, out=rho[1:])
+    return gain, at, G, C, rho
 
 
 class _Box:
@@ -621,16 +628,17 @@ def _gain_range(ranks: _Ranks, gains, spans) -> tuple[float, float]:
     return min(float(g.min()) for g in everything), max(float(g.max()) for g in everything)
 
 
-def _ratio(step, ranks, gains, spans) -> tuple[float, float, bool]:
+def _ratio(step, ranks, gains, spans, bounds) -> tuple[float, float, bool]:
     """E[X/Y] of one list from the first and second moments: (centre, half-width) of the
-    interval shown to hold it, and whether every C(i) was 0 or 1 (the value is then exact)."""
+    interval shown to hold it, given ``bounds`` (:func:`_gain_range`), and whether every C(i)
+    was 0 or 1 (the value is then exact)."""
     total, binary = _moments(step, ranks, gains, spans, second=True)
     if binary:
         return total[_STOP], 0.0, True
     mu = total[_Y]
     spread = max(total[_Y2] - mu * mu, 0.0) / mu**2
     covariance = (total[_XY] - total[_X] * mu) / mu**2
-    least, greatest = _gain_range(ranks, gains, spans)
+    least, greatest = bounds
     centre = total[_X] / mu - covariance + (least + greatest) / 2.0 * spread
     return centre, (greatest - least) / 2.0 * spread, False
 
@@ -641,10 +649,10 @@ def _expected_ratio(measure, tensor, lst, step, ranks, gains, spans, spare) -> f
     with the bound of the rest (:func:`_narrowed`): of 1, 2, 4... items of the first group,
     then the first group whole and 1, 2, 4... items of the second, and so on; refused past the
     openings allowed, or past the work left in ``spare``."""
-    centre, half, exact = _ratio(step, ranks, gains, spans)
+    bounds = _gain_range(ranks, gains, spans)
+    centre, half, exact = _ratio(step, ranks, gains, spans, bounds)
     if exact or half <= TIED_RATIO_TOLERANCE:
         return centre
-    bounds = _gain_range(ranks, gains, spans)
     for degree in BOUND_DEGREES:
         moments = 2 * degree + 1
         work = sum(_moment_work(c, moments, ranks.n - start) for start, _, c in spans)
@@ -861,11 +869,7 @@ def _stretch_back(step, ranks: _Ranks, gains, a: int, b: int, found: float, stat
     """Ranks a..b-1 of fixed gains before ``state``: with rho(j) the product of C over
     a..j-1, Y(a) = sum rho + rho(b) Y(b) and X(a) = sum rho g + rho(b) X(b)."""
     mean_y, mean_x, mu, nu = state
-    gain, at = gains[a:b], np.arange(a, b)
-    G = np.cumsum(np.concatenate(([found], gain)))[1:]  # one addition at a time
-    rho = np.empty(b - a + 1)
-    rho[0] = 1.0
-    np.cumprod(np.broadcast_to(step(G, gain, at, ranks), gain.shape), out=rho[1:])
+    gain, *_, rho = _fixed_ranks(step, ranks, gains, a, b, found)
     last = rho[-1]
     powers = last ** np.arange(len(mu))
     mean_y = float(np.sum(rho[:-1])) + last * mean_y
